@@ -1,0 +1,38 @@
+# Two commands do all the set-up: `make book` and `make test`.
+# Both create .venv from requirements.txt when it is missing or out of date.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.requirements.stamp
+export PYTHONPATH := $(CURDIR)
+
+.PHONY: book test lint sysdeps venv clean bench
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --disable-pip-version-check -qq -r requirements.txt
+	@touch $(STAMP)
+
+# System packages: bubblewrap (grading sandbox) and chromium (browser test of the book).
+# Installed with apt-get when running as root on Debian; otherwise stop with a message.
+sysdeps:
+	@bash tools/sysdeps.sh
+
+book: $(STAMP)
+	$(VENV)/bin/jupyter-book build . --warningiserror --keep-going
+	@echo "Book: $(CURDIR)/_build/html/index.html"
+
+test: $(STAMP) sysdeps
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+
+bench: $(STAMP) sysdeps
+	$(PY) -m bench.grading
+
+clean:
+	rm -rf _build

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Install the system packages the course needs, or say how to.
+set -euo pipefail
+need=()
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+command -v chromium >/dev/null 2>&1 || need+=(chromium chromium-driver)
+command -v chromedriver >/dev/null 2>&1 || [[ " ${need[*]-} " == *" chromium-driver "* ]] || need+=(chromium-driver)
+[ ${#need[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "Installing system packages: ${need[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+else
+    echo "Missing system packages: ${need[*]}" >&2
+    echo "Install them first, e.g.: sudo apt-get install ${need[*]}" >&2
+    exit 1
+fi
