@@ -1,0 +1,188 @@
+"""Multi-head attention: the wrapper of single heads and the weight-split version (002 §3.6).
+
+Shapes: B batch, T query length, S key length, h heads, d_head = d_out // h.
+Masks follow the course convention: bool, True = may attend.
+"""
+
+import torch
+import torch.nn as nn
+
+from solutions.attention import scaled_dot_product_attention
+from solutions.masking import CausalAttention, causal_mask, combine_masks
+
+
+def split_heads(x, num_heads):
+    """(B, T, d) -> (B, h, T, d_head): view the last dim as h blocks, then move h in front of T."""
+    B, T, d = x.shape
+    if d % num_heads != 0:
+        raise ValueError(f"d={d} is not divisible by num_heads={num_heads}")
+    return x.view(B, T, num_heads, d // num_heads).transpose(1, 2)
+
+
+def merge_heads(x):
+    """(B, h, T, d_head) -> (B, T, h * d_head); inverse of split_heads.
+
+    The transpose makes the tensor non-contiguous, hence .contiguous() before .view().
+    """
+    B, h, T, d_head = x.shape
+    return x.transpose(1, 2).contiguous().view(B, T, h * d_head)
+
+
+class MultiHeadAttentionWrapper(nn.Module):
+    """num_heads independent CausalAttention modules run one after another (002 listing 3.4).
+
+    forward(x (B, T, d_in)) -> (B, T, num_heads * d_out): the heads' outputs side by side.
+    """
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList(
+            [
+                CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+                for _ in range(num_heads)
+            ]
+        )
+
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=-1)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with one projection per role, split into heads (002 listing 3.5).
+
+    W_query, W_key, W_value: nn.Linear(d_in, d_out) (created in this order, so manual_seed(123)
+    reproduces 002), out_proj: nn.Linear(d_out, d_out), dropout on the attention weights.
+    causal=True keeps a bool buffer "mask" (context_length, context_length), True = may attend;
+    context_length=None builds the causal mask on the fly instead (any length).
+
+    forward(x (B, T, d_in), context=None, mask=None, return_weights=False)
+      context (B, S, d_in): cross-attention; keys and values come from context and the causal
+        rule is not applied.
+      mask: bool keep-mask broadcastable to (B, h, T, S) (e.g. masking.padding_mask), ANDed with
+        the causal mask. A query row with every key blocked gets all-zero weights (zero output
+        before out_proj), never NaN.
+    Returns (B, T, d_out), or (out, weights (B, h, T, S)) with return_weights=True.
+    """
+
+    def __init__(
+        self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False, causal=True
+    ):
+        super().__init__()
+        if d_out % num_heads != 0:
+            raise ValueError("d_out must be divisible by num_heads")
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.head_dim = d_out // num_heads
+        self.causal = causal
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        if causal and context_length is not None:
+            self.register_buffer("mask", causal_mask(context_length), persistent=False)
+        else:
+            self.mask = None
+
+    def _causal(self, T, device):
+        if self.mask is None:
+            return causal_mask(T, device=device)
+        if T > self.mask.shape[0]:
+            raise ValueError(f"sequence length {T} exceeds context_length {self.mask.shape[0]}")
+        return self.mask[:T, :T]
+
+    def forward(self, x, context=None, mask=None, return_weights=False):
+        source = x if context is None else context
+        q = split_heads(self.W_query(x), self.num_heads)  # (B, h, T, d_head)
+        k = split_heads(self.W_key(source), self.num_heads)  # (B, h, S, d_head)
+        v = split_heads(self.W_value(source), self.num_heads)  # (B, h, S, d_head)
+        if self.causal and context is None:
+            mask = combine_masks(self._causal(x.shape[1], x.device), mask)
+        out, weights = scaled_dot_product_attention(
+            q, k, v, mask=mask, dropout_p=self.dropout.p, training=self.training
+        )
+        out = self.out_proj(merge_heads(out))  # (B, T, d_out)
+        return (out, weights) if return_weights else out
+
+
+def mha_parameter_count(d_model, bias=True):
+    """Parameters of multi-head attention with d_in = d_out = d_model.
+
+    Four d_model x d_model matrices (query, key, value, output): 4 d^2, plus 4 d biases.
+    The count does not depend on the number of heads.
+    """
+    return 4 * d_model * d_model + (4 * d_model if bias else 0)
+
+
+def count_parameters(module):
+    """Number of trainable scalars in a module (buffers such as the causal mask do not count)."""
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
+
+def _in_proj(torch_mha):
+    """(W_q, W_k, W_v) of nn.MultiheadAttention: packed rows [q; k; v] or three weights."""
+    if torch_mha.in_proj_weight is not None:
+        return torch_mha.in_proj_weight.chunk(3, dim=0)
+    return torch_mha.q_proj_weight, torch_mha.k_proj_weight, torch_mha.v_proj_weight
+
+
+@torch.no_grad()
+def load_torch_mha(ours, torch_mha):
+    """Copy the weights of an nn.MultiheadAttention into our MultiHeadAttention (in place).
+
+    nn.MultiheadAttention packs the three input projections as in_proj_weight = [W_q; W_k; W_v]
+    (3d, d) and in_proj_bias (3d,); nn.Linear weights are (out, in) too, so no transpose.
+    Returns ours.
+    """
+    if ours.num_heads != torch_mha.num_heads or ours.d_out != torch_mha.embed_dim:
+        raise ValueError("head count or width differs")
+    layers = (ours.W_query, ours.W_key, ours.W_value)
+    for layer, w in zip(layers, _in_proj(torch_mha), strict=True):
+        layer.weight.copy_(w)
+    if torch_mha.in_proj_bias is not None:
+        biases = torch_mha.in_proj_bias.chunk(3)
+        for layer, b in zip(layers, biases, strict=True):
+            if layer.bias is not None:
+                layer.bias.copy_(b)
+            elif b.any():
+                raise ValueError(
+                    "torch module has nonzero in_proj_bias but ours has qkv_bias=False"
+                )
+    ours.out_proj.weight.copy_(torch_mha.out_proj.weight)
+    if torch_mha.out_proj.bias is not None:
+        ours.out_proj.bias.copy_(torch_mha.out_proj.bias)
+    else:
+        ours.out_proj.bias.zero_()
+    return ours
+
+
+@torch.no_grad()
+def to_torch_mha(ours):
+    """An nn.MultiheadAttention(batch_first=True) with our weights (on our device and dtype).
+
+    Needs d_in == d_out (nn.MultiheadAttention's query width is embed_dim). Without qkv_bias the
+    packed in_proj_bias is set to zero. The causal rule is not stored in nn.MultiheadAttention:
+    pass attn_mask (True = blocked there, the opposite of our convention) when calling it.
+    """
+    w = ours.W_query.weight
+    d_in = w.shape[1]
+    if d_in != ours.d_out:
+        raise ValueError("to_torch_mha needs d_in == d_out")
+    mha = nn.MultiheadAttention(
+        ours.d_out,
+        ours.num_heads,
+        dropout=ours.dropout.p,
+        bias=True,
+        batch_first=True,
+        device=w.device,
+        dtype=w.dtype,
+    )
+    layers = (ours.W_query, ours.W_key, ours.W_value)
+    mha.in_proj_weight.copy_(torch.cat([layer.weight for layer in layers], dim=0))
+    if ours.W_query.bias is not None:
+        mha.in_proj_bias.copy_(torch.cat([layer.bias for layer in layers]))
+    else:
+        mha.in_proj_bias.zero_()
+    mha.out_proj.weight.copy_(ours.out_proj.weight)
+    mha.out_proj.bias.copy_(ours.out_proj.bias)
+    return mha
