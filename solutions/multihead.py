@@ -119,13 +119,6 @@ def count_parameters(module):
     return sum(p.numel() for p in module.parameters() if p.requires_grad)
 
 
-def _in_proj(torch_mha):
-    """(W_q, W_k, W_v) of nn.MultiheadAttention: packed rows [q; k; v] or three weights."""
-    if torch_mha.in_proj_weight is not None:
-        return torch_mha.in_proj_weight.chunk(3, dim=0)
-    return torch_mha.q_proj_weight, torch_mha.k_proj_weight, torch_mha.v_proj_weight
-
-
 @torch.no_grad()
 def load_torch_mha(ours, torch_mha):
     """Copy the weights of an nn.MultiheadAttention into our MultiHeadAttention (in place).
@@ -136,8 +129,10 @@ def load_torch_mha(ours, torch_mha):
     """
     if ours.num_heads != torch_mha.num_heads or ours.d_out != torch_mha.embed_dim:
         raise ValueError("head count or width differs")
+    if torch_mha.in_proj_weight is None:
+        raise ValueError("needs the packed layout (kdim == vdim == embed_dim)")
     layers = (ours.W_query, ours.W_key, ours.W_value)
-    for layer, w in zip(layers, _in_proj(torch_mha), strict=True):
+    for layer, w in zip(layers, torch_mha.in_proj_weight.chunk(3), strict=True):
         layer.weight.copy_(w)
     if torch_mha.in_proj_bias is not None:
         biases = torch_mha.in_proj_bias.chunk(3)

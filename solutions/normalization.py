@@ -7,7 +7,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from solutions.multihead import MultiHeadAttention
+from solutions.multihead import MultiHeadAttention, load_torch_mha
 
 
 def _work(x):
@@ -145,6 +145,25 @@ class TransformerBlock(nn.Module):
             return x + self._ff(self.norm2(x))
         x = self.norm1(x + self._attn(x, mask))
         return self.norm2(x + self._ff(x))
+
+
+@torch.no_grad()
+def load_torch_encoder_layer(block, layer):
+    """Copy an nn.TransformerEncoderLayer's weights into a TransformerBlock (in place).
+
+    self_attn goes through multihead.load_torch_mha; linear1/linear2 and norm1/norm2 copy by name.
+    Returns block.
+    """
+    load_torch_mha(block.self_attn, layer.self_attn)
+    for ours, theirs in [
+        (block.ffn.linear1, layer.linear1),
+        (block.ffn.linear2, layer.linear2),
+        (block.norm1, layer.norm1),
+        (block.norm2, layer.norm2),
+    ]:
+        ours.weight.copy_(theirs.weight)
+        ours.bias.copy_(theirs.bias)
+    return block
 
 
 def gradient_norms_per_layer(blocks, x, loss_fn=None):
