@@ -21,7 +21,9 @@ $(STAMP): requirements.txt
 sysdeps:
 	@bash tools/sysdeps.sh
 
-book: $(STAMP)
+# Executes every page (jupyter-cache in _build/.jupyter_cache: unchanged pages are not re-run);
+# any warning, cell error or stderr output fails the build.
+book: $(STAMP) sysdeps
 	$(VENV)/bin/jupyter-book build . --warningiserror --keep-going
 	@echo "Book: $(CURDIR)/_build/html/index.html"
 

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Install the system packages the course needs, or say how to.
+#   bubblewrap            grading sandbox
+#   chromium (+driver)    browser test of the book
+#   fonts-nanum           Korean font for matplotlib figures in the book (book/matplotlibrc)
+#   libjs-mathjax         MathJax 2 served from the built book (no CDN; book/_ext/coursebook.py copies it)
 set -euo pipefail
 need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v chromium >/dev/null 2>&1 || need+=(chromium chromium-driver)
 command -v chromedriver >/dev/null 2>&1 || [[ " ${need[*]-} " == *" chromium-driver "* ]] || need+=(chromium-driver)
+fc-list 2>/dev/null | grep -q NanumGothic || need+=(fonts-nanum)
+[ -f /usr/share/javascript/mathjax/MathJax.js ] || need+=(libjs-mathjax)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "Installing system packages: ${need[*]}"

@@ -1,0 +1,98 @@
+"""Sphinx extension for the course book.
+
+1. Korean search: index every word and, in addition, the word with a trailing Korean particle
+   removed (어텐션은 / 어텐션을 / 어텐션의 -> 어텐션), so the search page finds "어텐션".
+2. Offline MathJax: copy the Debian MathJax 2 package (libjs-mathjax, installed by
+   tools/sysdeps.sh) into _static/mathjax so no page loads math from a CDN.
+"""
+
+import re
+import shutil
+from pathlib import Path
+
+from sphinx.search import SearchLanguage
+
+MATHJAX_SRC = Path("/usr/share/javascript/mathjax")
+# Only what TeX input + CommonHTML output needs (about 4 MB instead of 54 MB).
+MATHJAX_PARTS = [
+    "MathJax.js",
+    "config/TeX-AMS_CHTML.js",
+    "extensions",
+    "jax/input/TeX",
+    "jax/element",
+    "jax/output/CommonHTML",
+    "fonts/HTML-CSS/TeX/woff",
+    "localization",
+]
+MATHJAX_PATH = "mathjax/MathJax.js?config=TeX-AMS_CHTML"
+
+# Longest first, so that "에서는" is stripped before "는".
+PARTICLES = sorted(
+    """은 는 이 가 을 를 의 에 와 과 도 만 로 으로 에서 에게 에서는 에는 으로는 로는 까지 부터
+    보다 처럼 이다 입니다 이며 이고 과의 와의 에도 에서도 만으로 들 들은 들을 들의 들이""".split(),
+    key=len,
+    reverse=True,
+)
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+def strip_particle(word: str) -> str:
+    """Remove one trailing particle from a Hangul word, keeping at least two syllables."""
+    for p in PARTICLES:
+        if word.endswith(p) and len(word) - len(p) >= 2 and HANGUL.match(word[-len(p)]):
+            return word[: -len(p)]
+    return word
+
+
+class SearchKorean(SearchLanguage):
+    """Whitespace/word splitter that also indexes particle-free Korean stems."""
+
+    lang = "ko"
+    language_name = "Korean"
+    _word_re = re.compile(r"\w+")
+
+    def split(self, input: str) -> list[str]:
+        words = []
+        for w in self._word_re.findall(input):
+            words.append(w)
+            s = strip_particle(w)
+            if s != w:
+                words.append(s)
+        return words
+
+    def stem(self, word: str) -> str:
+        return word.lower()
+
+    def word_filter(self, word: str) -> bool:
+        return len(word) > 1 or bool(HANGUL.match(word))
+
+    js_stemmer_code = """
+var Stemmer = function() {
+  this.stemWord = function(w) { return w.toLowerCase(); }
+}
+"""
+
+
+def _copy_mathjax(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    if not MATHJAX_SRC.is_dir():
+        raise RuntimeError(
+            f"{MATHJAX_SRC} is missing: install libjs-mathjax (bash tools/sysdeps.sh)"
+        )
+    dest = Path(app.outdir) / "_static" / "mathjax"
+    for part in MATHJAX_PARTS:
+        src, dst = MATHJAX_SRC / part, dest / part
+        if dst.exists():
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, dst, symlinks=False)
+        else:
+            shutil.copy2(src, dst)
+
+
+def setup(app):
+    app.add_search_language(SearchKorean)
+    app.connect("build-finished", _copy_mathjax)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
