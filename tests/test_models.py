@@ -360,8 +360,8 @@ def test_modern_block_is_causal():
 
 def test_modern_block_depends_only_on_relative_positions():
     """RoPE makes q.k depend on i - j only. Prefix n junk tokens and hide them as keys: every real
-    token now sits n positions later, yet its output is unchanged. A model with absolute position
-    embeddings would fail this check (see the GPT counter-check below)."""
+    token now sits n positions later, yet its output is unchanged. The counter-check adds
+    absolute (sinusoidal) positions to the input; then the same shift does change the output."""
     torch.manual_seed(0)
     block = ModernBlock(32, 4, 2, d_ff=48)
     x = torch.randn(2, 6, 32)
@@ -370,6 +370,12 @@ def test_modern_block_depends_only_on_relative_positions():
     keep = torch.ones(n + 6, n + 6, dtype=torch.bool)
     keep[:, :n] = False  # nobody attends to the junk prefix
     torch.testing.assert_close(block(shifted, mask=keep)[:, n:], block(x), atol=1e-5, rtol=1e-5)
+
+    pos = torch.arange(n + 6, dtype=torch.float32)[:, None]
+    freq = 10000.0 ** (-torch.arange(0, 32, 2, dtype=torch.float32) / 32)
+    pe = torch.stack([(pos * freq).sin(), (pos * freq).cos()], dim=-1).flatten(-2)  # (n+6, 32)
+    absolute = block(shifted + pe, mask=keep)[:, n:]
+    assert not torch.allclose(absolute, block(x + pe[:6]), atol=1e-3)
 
 
 def test_modern_lm_cached_forward_matches_full():
@@ -467,3 +473,28 @@ def test_mlm_probability_extremes():
         ids, MASK_ID, VOCAB, mlm_prob=1.0, special_ids=SPECIALS, generator=g
     )
     assert torch.equal(labels != -100, ~special)
+
+
+def test_models_on_device(device):
+    """Forward passes run where the inputs are; cached GPT decoding matches the full pass there."""
+    torch.manual_seed(0)
+    gpt = GPTModel(V, CTX, d_model=32, num_heads=4, num_layers=2).to(device).eval()
+    idx = torch.randint(V, (2, 8), device=device)
+    full = gpt(idx)
+    assert full.device.type == device.type
+    caches = gpt.make_caches()
+    steps = [gpt(idx[:, :5], caches=caches)] + [
+        gpt(idx[:, t : t + 1], caches=caches) for t in range(5, 8)
+    ]
+    torch.testing.assert_close(torch.cat(steps, dim=1), full, atol=1e-4, rtol=1e-4)
+
+    seq = EncoderDecoderModel(30, 40, 32, 4, 1, 1).to(device).eval()
+    src = torch.randint(1, 30, (2, 7), device=device)
+    src[0, 4:] = 0
+    out = seq(src, torch.randint(1, 40, (2, 5), device=device))
+    assert out.device.type == device.type and out.shape == (2, 5, 40)
+    assert torch.isfinite(out).all()
+
+    block = ModernBlock(32, 4, 2, 48).to(device)
+    y = block(torch.randn(2, 6, 32, device=device))
+    assert y.device.type == device.type and torch.isfinite(y).all()
