@@ -5,6 +5,16 @@ a boolean mask is True where a query MAY attend to a key (keep) and False where 
 Blocked scores are filled with torch.finfo(dtype).min, never with a literal like -1e9 (which
 overflows to -inf in float16) and never with -inf (an all -inf row makes torch.softmax NaN).
 A query row whose keys are all blocked gets all-zero attention weights, hence a zero output.
+
+Pitfalls this module avoids:
+- -inf fills: fine while a row keeps one key, but a fully blocked row (e.g. a padding query)
+  becomes NaN, and the NaN spreads through the next layers and the gradients.
+- finfo.min fills alone: no NaN, but a fully blocked row turns into a uniform distribution over
+  the blocked keys; the rows are therefore zeroed explicitly (as torch's SDPA does since 2.5).
+- -1e9 literals: masked_fill(-1e9) raises on float16 (out of range, max 65504), and adding
+  -1e9 gives -inf there.
+- Opposite conventions: nn.MultiheadAttention's bool attn_mask / key_padding_mask use
+  True = blocked; F.scaled_dot_product_attention and this course use True = keep.
 """
 
 import math
@@ -21,7 +31,9 @@ def causal_mask(T, S=None, device=None):
 
     S defaults to T (plain causal self-attention, lower triangle incl. the diagonal).
     S > T is the KV-cache case: the T new queries are the last T of S positions, so the last
-    query sees every key. S < T is rejected.
+    query sees every key. S < T is rejected. This is the bottom-right alignment of
+    torch.nn.attention.bias.causal_lower_right; F.scaled_dot_product_attention(is_causal=True) is
+    aligned top-left (j <= i), which differs when T != S.
     """
     S = T if S is None else S
     if T < 0 or S < T:
