@@ -53,7 +53,9 @@ class MultiHeadAttention(nn.Module):
     W_query, W_key, W_value: nn.Linear(d_in, d_out) (created in this order, so manual_seed(123)
     reproduces 002), out_proj: nn.Linear(d_out, d_out), dropout on the attention weights.
     causal=True keeps a bool buffer "mask" (context_length, context_length), True = may attend;
-    context_length=None builds the causal mask on the fly instead (any length).
+    context_length=None builds the causal mask on the fly instead (any length). The buffer is
+    not persistent: it stays out of state_dict, so a 002-style float buffer (1 = blocked, the
+    opposite meaning) can never be loaded into it silently.
 
     forward(x (B, T, d_in), context=None, mask=None, return_weights=False)
       context (B, S, d_in): cross-attention; keys and values come from context and the causal
@@ -61,7 +63,8 @@ class MultiHeadAttention(nn.Module):
       mask: bool keep-mask broadcastable to (B, h, T, S) (e.g. masking.padding_mask), ANDed with
         the causal mask. A query row with every key blocked gets all-zero weights (zero output
         before out_proj), never NaN.
-    Returns (B, T, d_out), or (out, weights (B, h, T, S)) with return_weights=True.
+    Returns (B, T, d_out), or (out, weights (B, h, T, S)) with return_weights=True; in train()
+    the weights are the ones after dropout (those applied to the values), as in PyTorch.
     """
 
     def __init__(

@@ -274,6 +274,14 @@ def test_context_length_none_builds_causal_mask_for_any_length():
     torch.testing.assert_close(a(x), b(x), rtol=0, atol=0)
 
 
+def test_causal_buffer_stays_out_of_state_dict():
+    mha = MultiHeadAttention(4, 4, 3, 0.0, 2)
+    assert "mask" in dict(mha.named_buffers()) and "mask" not in mha.state_dict()
+    state = dict(mha.state_dict(), mask=torch.ones(3, 3).triu(1))  # 002's float "1 = blocked"
+    with pytest.raises(RuntimeError):
+        mha.load_state_dict(state)  # refused loudly instead of inverting the mask silently
+
+
 def test_weight_copy_errors():
     ours = MultiHeadAttention(6, 4, 3, 0.0, 2)
     with pytest.raises(ValueError):
