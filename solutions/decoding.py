@@ -105,14 +105,14 @@ def sample_next(logits, temperature=1.0, top_k=None, top_p=None, generator=None)
     """Sample one token per row from next-token logits (B, V) -> (B, 1) long.
 
     Order: temperature, top-k, top-p, softmax, torch.multinomial(generator=generator).
-    temperature == 0 means greedy (argmax).
+    temperature == 0 means greedy (argmax); top_k None or 0 and top_p None or 1.0 mean no filter.
     """
     if temperature == 0:
         return logits.argmax(dim=-1, keepdim=True)
     logits = apply_temperature(logits, temperature)
-    if top_k is not None:
+    if top_k:
         logits = top_k_filter(logits, top_k)
-    if top_p is not None:
+    if top_p is not None and top_p < 1.0:
         logits = top_p_filter(logits, top_p)
     probs = torch.softmax(logits, dim=-1)
     return torch.multinomial(probs, num_samples=1, generator=generator)

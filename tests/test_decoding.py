@@ -229,6 +229,8 @@ def test_sample_next_reproducible_and_respects_filters():
         s = sample_next(logits, top_k=2, generator=g)
         assert (s == top2).any(dim=-1).all()
     assert torch.equal(sample_next(logits, temperature=0), logits.argmax(-1, keepdim=True))
+    off = sample_next(logits, top_k=0, top_p=1.0, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(off, a)  # 0 / 1.0 switch the filters off (000's convention)
 
 
 def test_sample_next_matches_distribution():
