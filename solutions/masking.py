@@ -149,7 +149,7 @@ class CausalAttention(nn.Module):
         self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.dropout = nn.Dropout(dropout)
-        self.register_buffer("mask", causal_mask(context_length, context_length))
+        self.register_buffer("mask", causal_mask(context_length, context_length), persistent=False)
 
     def forward(self, x):
         T = x.shape[-2]
