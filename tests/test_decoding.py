@@ -285,6 +285,18 @@ def test_generate_cached_equals_generate_gptmodel(settings):
     assert a.shape == (2, 15) and torch.equal(a, b)
 
 
+def test_generate_cached_equals_generate_modern_lm():
+    from solutions.models import ModernLM
+
+    torch.manual_seed(0)
+    m = ModernLM(19, 16, 4, 2, 2, 32).double().eval()
+    idx = torch.randint(0, 19, (2, 4), generator=torch.Generator().manual_seed(2))
+    kw = {"top_p": 0.9, "repetition_penalty": 1.2, "eos_id": 5}
+    a = generate(m, idx, 10, generator=torch.Generator().manual_seed(6), **kw)
+    b = generate_cached(m, idx, 10, generator=torch.Generator().manual_seed(6), **kw)
+    assert torch.equal(a, b)
+
+
 class NextMap(nn.Module):
     """Deterministic: the next token is next_map[last token]."""
 
@@ -335,7 +347,7 @@ def brute_force_best(model, prompt, V, max_new, eos_id, alpha):
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.7, 3.0])
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 1])
 def test_wide_beam_finds_brute_force_optimum(alpha, seed):
     m = TableLM(vocab=4, seed=seed, scale=1.5)
     prompt = torch.tensor([[1, 2]])
