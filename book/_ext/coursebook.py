@@ -92,7 +92,36 @@ def _copy_mathjax(app, exception):
             shutil.copy2(src, dst)
 
 
+SCRIPT_RE = re.compile(r"^\s*<script[^>]*>.*?</script>\s*$", re.M)
+
+
+def _dedupe_scripts(app, exception):
+    """Drop repeated identical <script> lines from every page head. Under Jupyter Book the
+    sphinx-thebe and togglebutton set-up scripts are emitted twice, and a second
+    `const THEBE_JS_URL` is a JavaScript SyntaxError in the browser."""
+    if exception is not None or app.builder.format != "html":
+        return
+    for page in Path(app.outdir).rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        head_end = html.find("</head>")
+        if head_end < 0:
+            continue
+        seen = set()
+
+        def keep_first(m, seen=seen):
+            line = m.group(0).strip()
+            if line in seen:
+                return ""
+            seen.add(line)
+            return m.group(0)
+
+        head = SCRIPT_RE.sub(keep_first, html[:head_end])
+        if len(head) != head_end:
+            page.write_text(head + html[head_end:], encoding="utf-8")
+
+
 def setup(app):
     app.add_search_language(SearchKorean)
+    app.connect("build-finished", _dedupe_scripts)
     app.connect("build-finished", _copy_mathjax)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
