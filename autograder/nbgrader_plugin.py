@@ -1,0 +1,176 @@
+"""nbgrader 0.9.6 integration: `nbgrader autograde` takes its verdicts from the engine.
+
+Configured in exercises/nbgrader_config.py:
+
+- ``RobustExporter`` reads submissions that are not valid UTF-8/JSON/nbformat-4 without failing.
+- ``RebuildSubmission`` (first sanitize step) replaces the submitted notebook by the trusted
+  release notebook with only the solution cells' sources taken from the submission.
+- ``EngineGrade`` replaces nbgrader's ``Execute``: no kernel runs; the engine grades the
+  solution cells in the sandbox and writes, per test cell, no output (pass: full points) or an
+  error output with the check's message (fail: 0 points), so nbgrader's SaveAutoGrades records
+  exactly the engine's scores. Hidden-test regions are removed from the test cells.
+"""
+
+import datetime
+import hashlib
+import os
+import threading
+
+import nbformat
+from nbconvert.exporters import NotebookExporter
+from nbconvert.exporters.exporter import ResourcesDict
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Bool, Integer, Unicode
+
+from autograder import notebook as nbio
+
+_ENGINE = None
+_ENGINE_LOCK = threading.Lock()
+PRECOMPUTED = {}  # key(assignment, student, notebook, cells) -> Report (filled by the batch CLI)
+
+
+def engine(**kwargs):
+    """Process-wide Engine (created on first use, reused by every notebook)."""
+    global _ENGINE
+    with _ENGINE_LOCK:
+        if _ENGINE is None:
+            from autograder.engine import Engine
+
+            _ENGINE = Engine(**kwargs)
+        return _ENGINE
+
+
+def set_engine(eng):
+    global _ENGINE
+    with _ENGINE_LOCK:
+        _ENGINE = eng
+
+
+def key(assignment, student, notebook, cells):
+    h = hashlib.sha256("\0".join([assignment, student, notebook, *cells]).encode())
+    return h.hexdigest()
+
+
+class RobustExporter(NotebookExporter):
+    """NotebookExporter whose from_filename never fails on a broken submission."""
+
+    def from_filename(self, filename, resources=None, **kw):
+        if resources is None:
+            resources = ResourcesDict()
+        if "metadata" not in resources or resources["metadata"] == "":
+            resources["metadata"] = ResourcesDict()
+        path, basename = os.path.split(filename)
+        resources["metadata"]["name"] = os.path.splitext(basename)[0]
+        resources["metadata"]["path"] = path
+        mtime = datetime.datetime.fromtimestamp(os.path.getmtime(filename), tz=datetime.UTC)
+        resources["metadata"]["modified_date"] = mtime.strftime("%B %-d, %Y")
+        nb, problems = nbio.read_submission(filename)
+        for p in problems:
+            self.log.warning("%s: %s", filename, p)
+        return self.from_notebook_node(nb, resources=resources, **kw)
+
+
+def _course(config):
+    return nbio.Course(CourseDirectory(config=config).root)
+
+
+class RebuildSubmission(NbGraderPreprocessor):
+    """Sanitize step: trusted release structure + the student's solution-cell sources."""
+
+    def preprocess(self, nb, resources):
+        assignment = resources["nbgrader"]["assignment"]
+        notebook = resources["nbgrader"]["notebook"]
+        template = _course(self.config).template(assignment, notebook)
+        return nbio.rebuild(template, nb), resources
+
+
+class EngineGrade(NbGraderPreprocessor):
+    """Autograde step replacing Execute: verdicts from the sandboxed engine."""
+
+    jobs = Integer(1, help="Sandboxes used by `nbgrader autograde` (one notebook at a time).").tag(
+        config=True
+    )
+    unsafe_no_sandbox = Bool(
+        False, help="UNSAFE: run student code without bubblewrap (throw-away machines only)."
+    ).tag(config=True)
+    checks_package = Unicode("", help="Package holding <assignment>.py check modules.").tag(
+        config=True
+    )
+
+    def preprocess(self, nb, resources):
+        assignment = resources["nbgrader"]["assignment"]
+        notebook = resources["nbgrader"]["notebook"]
+        student = resources["nbgrader"]["student"]
+        cells = nbio.solution_code(nb)
+        grade_ids = [gid for gid, _ in nbio.test_cells(nb)]
+        report = PRECOMPUTED.get(key(assignment, student, notebook, cells))
+        if report is None:
+            eng = engine(
+                jobs=self.jobs,
+                unsafe=self.unsafe_no_sandbox,
+                checks_package=self.checks_package or None,
+            )
+            report = eng.grade_cells(assignment, grade_ids, cells)
+        write_verdicts(nb, report)
+        return nb, resources
+
+
+def write_verdicts(nb, report):
+    """Test cells: hidden region removed; no output on pass, an error output on failure."""
+    for cell in nb.cells:
+        if not nbio.is_test(cell):
+            continue
+        cell.source = nbio.strip_hidden(cell.source)
+        cell.execution_count = None
+        verdict = report.verdicts.get(nbio.grade_id(cell))
+        if verdict is not None and verdict.passed:
+            cell.outputs = []
+            continue
+        message = verdict.message if verdict is not None else "not graded"
+        cell.outputs = [
+            nbformat.v4.new_output(
+                "error",
+                ename="CheckFailed",
+                evalue=message,
+                traceback=["CheckFailed: " + message],
+            )
+        ]
+
+
+def configure(c, jobs=1, checks_package="", unsafe_no_sandbox=False):
+    """Apply the engine to an nbgrader config object ``c`` (call from nbgrader_config.py)."""
+    from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbgrader.preprocessors import (
+        AssignLatePenalties,
+        CheckCellMetadata,
+        ClearOutput,
+        DeduplicateIds,
+        IgnorePattern,
+        LimitOutput,
+        OverwriteCells,
+        OverwriteKernelspec,
+        SaveAutoGrades,
+    )
+
+    c.Autograde.exporter_class = RobustExporter
+    c.Autograde.sanitize_preprocessors = [
+        ClearOutput,
+        RebuildSubmission,
+        DeduplicateIds,
+        OverwriteKernelspec,
+        OverwriteCells,
+        CheckCellMetadata,
+    ]
+    c.Autograde.autograde_preprocessors = [
+        EngineGrade,
+        IgnorePattern,
+        ClearMetadataPreprocessor,
+        LimitOutput,
+        SaveAutoGrades,
+        AssignLatePenalties,
+        CheckCellMetadata,
+    ]
+    c.EngineGrade.jobs = jobs
+    c.EngineGrade.checks_package = checks_package
+    c.EngineGrade.unsafe_no_sandbox = unsafe_no_sandbox

@@ -1,0 +1,302 @@
+"""Sandboxed worker processes: bubblewrap command line, limits, lifecycle.
+
+One :class:`Sandbox` = one bwrap container holding a warm zygote (worker.py) with torch imported.
+For every check the judge opens a :class:`Session`: the zygote forks a child that gets its own
+socket to the judge; the judge talks to it with a deadline and never trusts its exit status.
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from autograder import wire
+
+HERE = Path(__file__).resolve().parent
+UNSAFE_FLAG = "--unsafe-no-sandbox"
+UNSAFE_ENV = "AUTOGRADER_UNSAFE_NO_SANDBOX"
+INSTALL_HINT = (
+    "bubblewrap (bwrap) is required to grade safely. Install it, e.g.\n"
+    "    sudo apt-get install bubblewrap      # Debian/Ubuntu (or: make sysdeps)\n"
+    "    sudo dnf install bubblewrap          # Fedora\n"
+    f"or, only on a throw-away machine, pass {UNSAFE_FLAG} (student code then runs unsandboxed)."
+)
+
+
+class SandboxUnavailable(RuntimeError):
+    """bwrap is missing or does not work here."""
+
+
+class WorkerError(Exception):
+    """The worker crashed, hung, exited or sent something malformed."""
+
+
+@dataclass
+class Limits:
+    """Per-check limits (one check = one forked child)."""
+
+    wall_s: float = 30.0  # wall clock for one check (all its calls), then the child is killed
+    cpu_s: int = 20  # RLIMIT_CPU of the child
+    memory_bytes: int = 3 << 30  # RLIMIT_DATA of the child (includes the ~0.25 GiB of torch)
+    nproc: int = 16  # RLIMIT_NPROC: processes + threads of the child's uid
+    file_bytes: int = 16 << 20  # RLIMIT_FSIZE: largest file the child may write
+    open_files: int = 64  # RLIMIT_NOFILE
+    tmpfs_bytes: int = 64 << 20  # size of the sandbox's /tmp
+    result_bytes: int = 64 << 20  # largest reply the judge accepts
+    start_s: float = 180.0  # zygote start-up (imports torch)
+
+    def child(self):
+        keys = ("cpu_s", "memory_bytes", "nproc", "file_bytes", "open_files")
+        return {k: v for k, v in asdict(self).items() if k in keys}
+
+
+def unsafe_requested(flag=False):
+    return bool(flag) or os.environ.get(UNSAFE_ENV, "") == "1"
+
+
+def check_bwrap():
+    """Raise SandboxUnavailable with install instructions unless bwrap runs here."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        raise SandboxUnavailable("bubblewrap (bwrap) is not installed.\n" + INSTALL_HINT)
+    probe = [exe, "--unshare-net", "--die-with-parent", "--ro-bind", "/", "/", "true"]
+    if os.geteuid() != 0:
+        probe.insert(1, "--unshare-user")
+    r = subprocess.run(probe, capture_output=True, text=True, timeout=30)
+    if r.returncode != 0:
+        raise SandboxUnavailable(f"bwrap does not work here: {r.stderr.strip()}\n" + INSTALL_HINT)
+    return exe
+
+
+def site_dirs():
+    """Directories holding the installed packages (torch, numpy, safetensors)."""
+    paths = sysconfig.get_paths()
+    out = []
+    for p in (paths["purelib"], paths["platlib"]):
+        if p not in out and os.path.isdir(p):
+            out.append(p)
+    return out
+
+
+def gpu_nodes():
+    return sorted(str(p) for p in Path("/dev").glob("nvidia*"))
+
+
+def bwrap_command(exe, ctl_fd, limits, uid):
+    """The bwrap command line for one sandbox; nothing of the course directory is visible."""
+    py = os.path.realpath(sys.executable)
+    cmd = [exe, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+    cmd += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--clearenv"]
+    if uid is not None:  # running as root: no user namespace, drop to `uid` per child
+        cmd += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        cmd += ["--unshare-user", "--disable-userns"]
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": "/tmp",
+        "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    for k, v in env.items():
+        cmd += ["--setenv", k, v]
+    cmd += ["--ro-bind", "/usr", "/usr"]
+    for d in ("lib", "lib64", "bin", "sbin"):
+        p = Path("/") / d
+        if p.is_symlink():
+            cmd += ["--symlink", os.readlink(p), str(p)]
+        elif p.is_dir():
+            cmd += ["--ro-bind", str(p), str(p)]
+    if os.path.exists("/etc/ld.so.cache"):
+        cmd += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    cmd += ["--proc", "/proc", "--dev", "/dev"]
+    cmd += ["--perms", "1777", "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp"]
+    prefix = os.path.realpath(sys.base_prefix)
+    if not prefix.startswith("/usr/"):
+        for parent in reversed(Path(prefix).parents[:-1]):  # e.g. /root (0700 on the host)
+            cmd += ["--perms", "0755", "--dir", str(parent)]
+        cmd += ["--ro-bind", prefix, prefix]
+    cmd += [
+        "--perms",
+        "0755",
+        "--dir",
+        "/sandbox",
+        "--perms",
+        "0755",
+        "--dir",
+        "/sandbox/site-packages",
+    ]
+    cmd += ["--perms", "0755", "--dir", "/grader"]
+    inside = []
+    for i, d in enumerate(site_dirs()):
+        cmd += ["--ro-bind", d, f"/sandbox/site-packages/{i}"]
+        inside.append(f"/sandbox/site-packages/{i}")
+    for name in ("worker.py", "wire.py"):
+        cmd += ["--ro-bind", str(HERE / name), f"/grader/{name}"]
+    for node in gpu_nodes():
+        cmd += ["--dev-bind", node, node]
+    config = {"ctl_fd": ctl_fd, "site_dirs": inside, "sandboxed": True, "scratch_root": "/tmp"}
+    cmd += ["--chdir", "/tmp", py, "-I", "-S", "/grader/worker.py", json.dumps(config)]
+    return cmd
+
+
+class Session:
+    """One forked child talking to the judge over its own socket, with a deadline."""
+
+    def __init__(self, sandbox, sock, deadline):
+        self.sandbox, self.sock, self.deadline = sandbox, sock, deadline
+
+    def _recv(self, n):
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        self.sock.settimeout(left)
+        return self.sock.recv(n)
+
+    def request(self, header, values=None):
+        """Send one request; return (header, values) of the validated reply."""
+        try:
+            self.sock.settimeout(max(0.01, self.deadline - time.monotonic()))
+            self.sock.sendall(wire.encode(header, values))
+            head, blob = wire.read_frame(self._recv, max_blob=self.sandbox.limits.result_bytes)
+        except TimeoutError as e:
+            raise WorkerError(
+                f"시간 제한({self.sandbox.limits.wall_s:g}초)을 넘었습니다 (time limit exceeded)"
+            ) from e
+        except (EOFError, OSError) as e:
+            raise WorkerError(
+                "학생 코드를 실행하던 프로세스가 비정상 종료했습니다 "
+                "(worker crashed, exited or ran out of memory/CPU)"
+            ) from e
+        except wire.WireError as e:
+            raise WorkerError(f"잘못된 형식의 결과입니다 (malformed result: {e})") from e
+        try:
+            reply, values = wire.decode(head, blob)
+        except wire.WireError as e:
+            raise WorkerError(f"잘못된 형식의 결과입니다 (malformed result: {e})") from e
+        if reply.get("ok") is not True:
+            err = reply.get("error")
+            err = err[:400] if isinstance(err, str) else "unknown error"
+            raise WorkerError(err)
+        return reply, values
+
+
+class Sandbox:
+    """A bwrap container with a warm zygote; restarted on demand after a failure."""
+
+    def __init__(self, slot=0, limits=None, unsafe=False, uid_base=61000):
+        self.slot = slot
+        self.limits = limits or Limits()
+        self.unsafe = unsafe
+        self.uid = uid_base + slot if (os.geteuid() == 0 and not unsafe) else None
+        self.proc = None
+        self.ctl = None
+        self.tmp = None
+        self.starts = 0
+
+    # lifecycle -----------------------------------------------------------------
+    def start(self):
+        self.close()
+        judge_ctl, worker_ctl = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        fd = worker_ctl.fileno()
+        self.tmp = tempfile.mkdtemp(prefix="autograder-")
+        if self.unsafe:
+            config = {"ctl_fd": fd, "site_dirs": [], "sandboxed": False, "scratch_root": self.tmp}
+            cmd = [sys.executable, "-I", str(HERE / "worker.py"), json.dumps(config)]
+            env = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "HOME": self.tmp}
+        else:
+            cmd = bwrap_command(check_bwrap(), fd, self.limits, self.uid)
+            env = None
+        log = open(os.path.join(self.tmp, "zygote.log"), "wb")
+        self.proc = subprocess.Popen(
+            cmd,
+            pass_fds=[fd],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env=env,
+            cwd=self.tmp,
+            start_new_session=True,
+        )
+        log.close()
+        worker_ctl.close()
+        self.ctl = judge_ctl
+        self.starts += 1
+        self.ctl.settimeout(self.limits.start_s)
+        try:
+            msg = json.loads(self.ctl.recv(4096) or b"{}")
+        except (OSError, ValueError):
+            msg = {}
+        if msg.get("op") != "ready":
+            tail = Path(self.tmp, "zygote.log").read_bytes()[-2000:].decode(errors="replace")
+            self.close()
+            raise SandboxUnavailable(f"the sandboxed worker did not start:\n{tail}")
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def close(self):
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, 9)
+            except OSError:
+                pass
+            self.proc.wait()
+            self.proc = None
+        if self.ctl is not None:
+            self.ctl.close()
+            self.ctl = None
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # sessions ------------------------------------------------------------------
+    def open(self, wall_s=None):
+        """Fork a fresh child for one check -> Session. Restarts the sandbox when needed."""
+        wall_s = float(wall_s or self.limits.wall_s)
+        for attempt in range(2):
+            if not self.alive():
+                self.start()
+            judge_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            spec = {"op": "spawn", "uid": self.uid, "limits": self.limits.child(), "wall_s": wall_s}
+            try:
+                self.ctl.settimeout(10)
+                socket.send_fds(self.ctl, [json.dumps(spec).encode()], [child_end.fileno()])
+            except OSError:
+                judge_end.close()
+                self.close()
+                if attempt:
+                    raise
+                continue
+            finally:
+                child_end.close()
+            return Session(self, judge_end, time.monotonic() + wall_s)
+        raise SandboxUnavailable("could not start a worker")
+
+    def finish(self, session):
+        """End a session: close the child's socket and wait for the zygote to clean up."""
+        session.sock.close()
+        left = max(0.0, session.deadline - time.monotonic()) + 10.0
+        try:
+            self.ctl.settimeout(left)
+            msg = json.loads(self.ctl.recv(4096) or b"{}")
+            if msg.get("op") == "done":
+                return msg.get("status")
+        except (OSError, ValueError, AttributeError):
+            pass
+        self.close()  # zygote unresponsive or dead: restart on the next open()
+        return "sandbox restarted"

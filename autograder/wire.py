@@ -1,0 +1,181 @@
+"""Data-only message format between the judge and the sandboxed worker.
+
+A frame is ``MAGIC | u32 header length | u64 blob length | header JSON | blob``.
+The header is JSON (names, scalars, nesting); every tensor lives in the blob, which is a
+safetensors file, and the header refers to it by key. Nothing is pickled or evaluated.
+
+This module is imported by the judge (as ``autograder.wire``) and by the worker inside the
+sandbox (as ``wire``), so it imports only the standard library, torch and safetensors.
+"""
+
+import json
+import math
+import struct
+
+import torch
+from safetensors.torch import load as st_load
+from safetensors.torch import save as st_save
+
+MAGIC = b"AGW1"
+HEAD = struct.Struct("<4sIQ")
+MAX_HEADER = 1 << 20  # 1 MiB of JSON
+MAX_BLOB = 256 << 20  # 256 MiB of tensors
+MAX_DEPTH = 8
+MAX_ITEMS = 10_000
+MAX_STR = 10_000
+
+DTYPES = {
+    torch.float64,
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int16,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+}
+
+
+class WireError(Exception):
+    """A frame or value that does not follow the format."""
+
+
+def to_plain(value, tensors):
+    """Python value -> JSON-able tree; tensors are moved (detached, on CPU) into ``tensors``."""
+    if value is None or isinstance(value, bool | str):
+        if isinstance(value, str) and len(value) > MAX_STR:
+            value = value[:MAX_STR]
+        return value
+    if isinstance(value, int):
+        return {"i": str(int(value))}
+    if isinstance(value, float):
+        return {"f": float(value).hex()}
+    if isinstance(value, torch.Tensor):
+        key = f"t{len(tensors)}"
+        t = torch.Tensor(value.detach()).to("cpu") if type(value) is not torch.Tensor else value
+        tensors[key] = t.detach().to("cpu").contiguous().clone()
+        return {"t": key, "dev": value.device.type}
+    if isinstance(value, list | tuple):
+        return {"l" if isinstance(value, list) else "u": [to_plain(v, tensors) for v in value]}
+    if isinstance(value, dict):
+        return {"d": [[str(k), to_plain(v, tensors)] for k, v in value.items()]}
+    raise WireError(f"unsupported type {type(value).__name__}")
+
+
+def from_plain(node, tensors, device=None, depth=0, count=None):
+    """Inverse of :func:`to_plain` with strict checks. ``device`` overrides tensor placement."""
+    count = count if count is not None else [0]
+    count[0] += 1
+    if depth > MAX_DEPTH or count[0] > MAX_ITEMS:
+        raise WireError("value nested too deeply or too large")
+    if node is None or isinstance(node, bool):
+        return node
+    if isinstance(node, str):
+        if len(node) > MAX_STR:
+            raise WireError("string too long")
+        return node
+    if not isinstance(node, dict) or len(node) not in (1, 2):
+        raise WireError("malformed value")
+    if "i" in node and len(node) == 1:
+        s = node["i"]
+        if not isinstance(s, str) or len(s) > 40:
+            raise WireError("malformed int")
+        return int(s)
+    if "f" in node and len(node) == 1:
+        s = node["f"]
+        if not isinstance(s, str) or len(s) > 40:
+            raise WireError("malformed float")
+        try:
+            return float.fromhex(s) if s not in ("inf", "-inf", "nan") else float(s)
+        except ValueError as e:
+            raise WireError("malformed float") from e
+    if "t" in node:
+        key, dev = node["t"], node.get("dev", "cpu")
+        if not isinstance(key, str) or key not in tensors or not isinstance(dev, str):
+            raise WireError("unknown tensor key")
+        t = tensors[key]
+        if type(t) is not torch.Tensor or t.dtype not in DTYPES:
+            raise WireError("unsupported tensor dtype")
+        target = device if device is not None else ("cuda" if dev == "cuda" else "cpu")
+        return t.to(target) if str(target) != "cpu" else t
+    for tag in ("l", "u"):
+        if tag in node and len(node) == 1:
+            items = node[tag]
+            if not isinstance(items, list):
+                raise WireError("malformed list")
+            out = [from_plain(v, tensors, device, depth + 1, count) for v in items]
+            return out if tag == "l" else tuple(out)
+    if "d" in node and len(node) == 1:
+        items = node["d"]
+        if not isinstance(items, list):
+            raise WireError("malformed dict")
+        out = {}
+        for kv in items:
+            if not (isinstance(kv, list) and len(kv) == 2 and isinstance(kv[0], str)):
+                raise WireError("malformed dict item")
+            out[kv[0]] = from_plain(kv[1], tensors, device, depth + 1, count)
+        return out
+    raise WireError("malformed value")
+
+
+def encode(header, values=None):
+    """header: dict of JSON scalars; values: dict name -> python value (may hold tensors)."""
+    tensors = {}
+    body = dict(header)
+    if values:
+        body["values"] = {k: to_plain(v, tensors) for k, v in values.items()}
+    head = json.dumps(body, allow_nan=False).encode()
+    blob = st_save(tensors) if tensors else b""
+    return HEAD.pack(MAGIC, len(head), len(blob)) + head + blob
+
+
+def _reject_constant(name):
+    raise WireError(f"invalid JSON constant {name}")
+
+
+def decode(head_bytes, blob, device=None):
+    """Parse one frame body -> (header dict, values dict). Raises WireError."""
+    try:
+        body = json.loads(head_bytes.decode("utf-8"), parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError) as e:
+        raise WireError("header is not valid JSON") from e
+    if not isinstance(body, dict):
+        raise WireError("header is not an object")
+    tensors = {}
+    if blob:
+        try:
+            tensors = st_load(bytes(blob))
+        except Exception as e:  # safetensors raises its own error types
+            raise WireError("tensor blob is not valid safetensors") from e
+    raw = body.pop("values", {})
+    if not isinstance(raw, dict):
+        raise WireError("malformed values")
+    count = [0]
+    values = {str(k): from_plain(v, tensors, device, 0, count) for k, v in raw.items()}
+    return body, values
+
+
+def read_exact(recv, n):
+    """Read exactly n bytes with ``recv(k) -> bytes``; b'' at EOF raises EOFError."""
+    chunks, got = [], 0
+    while got < n:
+        chunk = recv(min(n - got, 1 << 20))
+        if not chunk:
+            raise EOFError("connection closed")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(recv, max_blob=MAX_BLOB):
+    """Read one raw frame -> (header bytes, blob bytes), enforcing size caps."""
+    magic, hlen, blen = HEAD.unpack(read_exact(recv, HEAD.size))
+    if magic != MAGIC or hlen > MAX_HEADER or blen > max_blob:
+        raise WireError("frame too large or corrupt")
+    return read_exact(recv, hlen), read_exact(recv, blen)
+
+
+def finite_float(x):
+    return isinstance(x, float) and math.isfinite(x)

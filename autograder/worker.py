@@ -1,0 +1,367 @@
+"""Untrusted side of the grader: a warm zygote and one forked child per check.
+
+Runs inside the sandbox as ``python -I -S /grader/worker.py CONFIG_JSON`` (see sandbox.py).
+It imports only the standard library, torch, numpy and ``wire`` -- never ``autograder.checks``
+or ``solutions``, which are not even visible in the sandbox.
+
+Zygote: imports torch once, then waits on the control socket (fd given in CONFIG) for
+``{"op": "spawn"}`` messages carrying one file descriptor (a fresh socket to the judge).
+For each, it forks a child, waits for it with a wall-clock deadline, kills everything the
+child left behind, wipes its scratch directory and reports ``{"op": "done"}``.
+
+Child: drops to the sandbox uid, applies rlimits, silences stdout/stderr, then serves requests
+from the judge on its own socket: ``load`` (exec the student's solution cells), ``call``,
+``module``, ``has``. Everything it sends back is data (see wire.py); the judge validates it.
+"""
+
+import builtins
+import functools
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import socket
+import sys
+import time
+import traceback
+
+CONFIG = json.loads(sys.argv[1]) if __name__ == "__main__" else {}
+if __name__ == "__main__":
+    import site
+
+    for _p in CONFIG.get("site_dirs", []):
+        site.addsitedir(_p)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+try:
+    import wire  # noqa: E402  (inside the sandbox)
+except ImportError:  # imported as autograder.worker by the tests
+    from autograder import wire  # noqa: E402
+
+PRELUDE = (
+    "import math\nimport numpy as np\nimport torch\nimport torch.nn as nn\n"
+    "import torch.nn.functional as F\n"
+)
+
+
+# ----------------------------------------------------------------------------- child
+
+
+def set_limits(limits):
+    def lim(res, value):
+        if value is not None:
+            resource.setrlimit(res, (int(value), int(value)))
+
+    cpu = limits.get("cpu_s")
+    if cpu is not None:
+        resource.setrlimit(resource.RLIMIT_CPU, (int(cpu), int(cpu) + 1))
+    lim(resource.RLIMIT_DATA, limits.get("memory_bytes"))
+    lim(resource.RLIMIT_FSIZE, limits.get("file_bytes"))
+    lim(resource.RLIMIT_NOFILE, limits.get("open_files"))
+    lim(resource.RLIMIT_CORE, 0)
+    nproc = limits.get("nproc")
+    if nproc is not None and not CONFIG.get("sandboxed"):
+        nproc = None  # no sandbox: the limit would count every process of this user
+    elif nproc is not None and limits.get("uid") is None:
+        # unprivileged sandbox: the count covers this sandbox's processes and threads only
+        nproc += sum(len(os.listdir(f"/proc/{p}/task")) for p in os.listdir("/proc") if p.isdigit())
+    if nproc is not None:
+        resource.setrlimit(resource.RLIMIT_NPROC, (int(nproc), int(nproc)))
+
+
+def short_error(e):
+    text = f"{type(e).__name__}: {e}"
+    return text if len(text) <= 400 else text[:400] + "..."
+
+
+def to_result(value, depth=0):
+    """Student value -> value that wire.to_plain accepts (numpy -> tensor), else TypeError."""
+    if depth > wire.MAX_DEPTH:
+        raise TypeError("result nested too deeply")
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, torch.Tensor):
+        return value.detach().as_subclass(torch.Tensor)
+    if isinstance(value, np.ndarray | np.generic):
+        return torch.as_tensor(np.asarray(value).copy())
+    if isinstance(value, list | tuple):
+        items = [to_result(v, depth + 1) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict):
+        return {str(k): to_result(v, depth + 1) for k, v in value.items()}
+    raise TypeError(f"unsupported result type {type(value).__name__}")
+
+
+def flat_tensors(value):
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [t for v in value for t in flat_tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in flat_tensors(v)]
+    return []
+
+
+class Child:
+    def __init__(self, sock):
+        self.sock = sock
+        self.ns = None
+
+    def send(self, header, values=None):
+        try:
+            frame = wire.encode(header, values)
+        except Exception as e:
+            frame = wire.encode(
+                {"ok": False, "error": "결과를 전송할 수 없습니다: " + short_error(e)}
+            )
+        self.sock.sendall(frame)
+
+    def serve(self):
+        while True:
+            try:
+                head, blob = wire.read_frame(self.sock.recv)
+            except (EOFError, OSError):
+                return
+            device = None
+            try:
+                header = json.loads(head)
+                device = header.get("device")
+                header, values = wire.decode(head, blob, device=device)
+            except Exception as e:
+                self.send({"ok": False, "error": "bad request: " + short_error(e)})
+                continue
+            op = header.get("op")
+            if op == "bye":
+                return
+            try:
+                torch.manual_seed(int(header.get("seed", 0)))
+                out = getattr(self, "op_" + str(op))(header, values)
+                self.send({"ok": True}, out)
+            except BaseException as e:  # student code may raise anything, even SystemExit
+                self.send({"ok": False, "error": short_error(e)})
+
+    def op_load(self, header, values):
+        self.ns = {"__name__": "__main__", "__builtins__": builtins}
+        exec(compile(PRELUDE, "<prelude>", "exec"), self.ns)
+        errors = []
+        for i, src in enumerate(values.get("cells", [])):
+            try:
+                exec(compile(src, f"<solution cell {i + 1}>", "exec"), self.ns)
+            except BaseException as e:
+                errors.append(f"cell {i + 1}: {short_error(e)}")
+        return {"errors": errors}
+
+    def lookup(self, name):
+        if self.ns is None or name not in self.ns:
+            raise NameError(f"{name}이(가) 정의되지 않았습니다")
+        return self.ns[name]
+
+    def op_has(self, header, values):
+        return {"value": self.ns is not None and values["name"] in self.ns}
+
+    def op_call(self, header, values):
+        fn = self.lookup(values["name"])
+        result = fn(*values.get("args", ()), **values.get("kwargs", {}))
+        return {"value": to_result(result)}
+
+    def op_module(self, header, values):
+        cls = self.lookup(values["name"])
+        device = header.get("device") or "cpu"
+        torch.manual_seed(int(values.get("seed", 0)))
+        m = cls(**values.get("init_kwargs", {}))
+        if not isinstance(m, torch.nn.Module):
+            raise TypeError(f"{values['name']}(...) is not a torch.nn.Module")
+        state = {k: v.detach().clone() for k, v in m.state_dict().items()}
+        m = m.to(device)
+        if values.get("state_dict") is not None:
+            m.load_state_dict(values["state_dict"], strict=True)
+        m.train(bool(values.get("train", False)))
+        grad = bool(values.get("grad", False))
+        inputs = list(values.get("inputs", ()))
+        if grad:
+            inputs = [
+                x.detach().requires_grad_(True)
+                if isinstance(x, torch.Tensor) and x.is_floating_point()
+                else x
+                for x in inputs
+            ]
+        with torch.set_grad_enabled(grad):
+            out = getattr(m, values.get("method") or "forward")(
+                *inputs, **values.get("input_kwargs", {})
+            )
+        result = {"output": to_result(out), "state": to_result(state)}
+        if grad:
+            outs = flat_tensors(out)
+            gos = values.get("grad_outputs")
+            gos = flat_tensors(gos) if gos is not None else [None] * len(outs)
+            if len(gos) != len(outs):
+                raise ValueError("number of outputs does not match grad_outputs")
+            loss = sum(
+                (o.float() * g.float()).sum() if g is not None else o.float().sum()
+                for o, g in zip(outs, gos, strict=True)
+                if o.requires_grad
+            )
+            if not isinstance(loss, torch.Tensor):
+                raise RuntimeError("output does not require grad")
+            loss.backward()
+            grads = {n: p.grad for n, p in m.named_parameters() if p.grad is not None}
+            for i, x in enumerate(inputs):
+                if isinstance(x, torch.Tensor) and x.grad is not None:
+                    grads[f"input{i}"] = x.grad
+            result["grads"] = to_result(grads)
+        return result
+
+
+def child_main(sock, ctl, spec):
+    """Runs in the forked child; never returns."""
+    try:
+        ctl.close()
+        os.setsid()
+        uid = spec.get("uid")
+        if uid is not None:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+        scratch = spec["scratch"]
+        os.makedirs(scratch, mode=0o700, exist_ok=True)
+        os.chdir(scratch)
+        os.environ.update(HOME=scratch, TMPDIR=scratch)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.close(null)
+        set_limits(dict(spec.get("limits", {}), uid=uid))
+        Child(sock).serve()
+    except BaseException:
+        pass
+    finally:
+        os._exit(0)
+
+
+# ----------------------------------------------------------------------------- zygote
+
+
+def reap(zygote_pid, uid, scratch):
+    """Kill every process the child left behind and remove its scratch dir.
+
+    Runs in a helper forked from the zygote. With a sandbox uid the helper drops to that uid, so
+    the kernel lets it signal only the child's processes. Without one (unprivileged sandbox) it
+    spares pid 1 and the zygote. Without a sandbox at all it only kills the child's session.
+    """
+    pid = os.fork()
+    if pid == 0:
+        try:
+            if uid is not None:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+            keep = {1, zygote_pid, os.getpid()}
+            for _ in range(50 if CONFIG.get("sandboxed") else 0):
+                victims = [
+                    int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep
+                ]
+                killed = 0
+                for p in victims:
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                        killed += 1
+                    except OSError:
+                        pass
+                if not killed:
+                    break
+                time.sleep(0.002)
+
+            def fix(func, path, exc):
+                try:
+                    os.chmod(os.path.dirname(path), 0o700)
+                    os.chmod(path, 0o700)
+                    func(path)
+                except OSError:
+                    pass
+
+            if scratch:
+                shutil.rmtree(scratch, onerror=fix)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def zygote():
+    torch.set_num_threads(1)
+    ctl = socket.socket(fileno=int(CONFIG["ctl_fd"]))
+    me = os.getpid()
+    ctl.send(json.dumps({"op": "ready", "pid": me}).encode())
+    n = 0
+    while True:
+        try:
+            msg, fds, _, _ = socket.recv_fds(ctl, 65536, 1)
+        except OSError:
+            return
+        if not msg:
+            return
+        spec = json.loads(msg)
+        if spec.get("op") != "spawn" or len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            continue
+        n += 1
+        spec["scratch"] = os.path.join(CONFIG.get("scratch_root", "/tmp"), f"c{n}")
+        sock = socket.socket(fileno=fds[0])
+        pid = os.fork()
+        if pid == 0:
+            child_main(sock, ctl, spec)
+        sock.close()
+        deadline = time.monotonic() + float(spec.get("wall_s", 30))
+        status = wait_child(pid, ctl, deadline, functools.partial(kill_child, pid, me, spec))
+        kill_child(pid, me, spec)
+        reap(me, spec.get("uid"), spec["scratch"])
+        ctl.send(json.dumps({"op": "done", "status": status}).encode())
+
+
+def kill_child(pid, me, spec):
+    """SIGKILL the child and everything it started (the zygote itself may lack the right)."""
+    if spec.get("uid") is None:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    reap(me, spec.get("uid"), None)
+
+
+def wait_child(pid, ctl, deadline, kill):
+    pidfd = os.pidfd_open(pid)
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                kill()
+                os.waitpid(pid, 0)
+                return "timeout"
+            ready, _, _ = select.select([pidfd, ctl], [], [], left)
+            if pidfd in ready:
+                _, st = os.waitpid(pid, 0)
+                if os.WIFSIGNALED(st):
+                    return f"signal {os.WTERMSIG(st)}"
+                return "exit"
+            if ctl in ready:
+                msg = ctl.recv(65536)
+                if not msg:
+                    kill()
+                    raise SystemExit(0)
+                if json.loads(msg).get("op") == "kill":
+                    kill()
+    finally:
+        os.close(pidfd)
+
+
+if __name__ == "__main__":
+    try:
+        zygote()
+    except BaseException:
+        traceback.print_exc()
+        sys.exit(1)
