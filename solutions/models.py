@@ -165,6 +165,12 @@ class GPTModel(nn.Module):
     tokens take positions caches[0].length ... caches[0].length + T - 1 and every layer appends
     their keys/values to its cache, so feeding a prompt and then one token at a time gives the
     same logits as one full forward pass. Positions beyond context_length raise ValueError.
+
+    Initialization follows GPT-2 (Radford et al. 2019, §2.3; nanoGPT): weights N(0, 0.02^2),
+    biases 0, and the two projections that write into the residual stream (attention out_proj,
+    FFN linear2) N(0, (0.02 / sqrt(2 * num_layers))^2), so the residual sum does not grow with
+    depth. Dropout acts on the embeddings, the FFN hidden layer and both residual branches (there
+    is no dropout on the attention weights).
     """
 
     def __init__(
@@ -191,6 +197,18 @@ class GPTModel(nn.Module):
         self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
         if tie_weights:
             self.lm_head.weight = self.tok_emb.weight
+        self.reset_parameters(num_layers)
+
+    @torch.no_grad()
+    def reset_parameters(self, num_layers):
+        for m in self.modules():
+            if isinstance(m, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(m.weight, std=0.02)
+            if isinstance(m, nn.Linear) and m.bias is not None:
+                nn.init.zeros_(m.bias)
+        for block in self.blocks:
+            for proj in (block.attn.out_proj, block.ffn.linear2):
+                nn.init.normal_(proj.weight, std=0.02 / math.sqrt(2 * num_layers))
 
     def make_caches(self):
         """One empty KVCache per layer, for incremental decoding."""
@@ -309,11 +327,17 @@ class ModernBlock(nn.Module):
     keep-mask ANDed with the causal one; with a cache, RoPE positions continue at cache.length.
     """
 
-    def __init__(self, d_model, num_heads, num_kv_heads, d_ff, eps=1e-6):
+    def __init__(self, d_model, num_heads, num_kv_heads, d_ff, eps=1e-6, rope_base=10000.0):
         super().__init__()
         self.attn_norm = RMSNorm(d_model, eps=eps)
         self.attn = GroupedQueryAttention(
-            d_model, num_heads, num_kv_heads, bias=False, causal=True, rope=True
+            d_model,
+            num_heads,
+            num_kv_heads,
+            bias=False,
+            causal=True,
+            rope=True,
+            rope_base=rope_base,
         )
         self.ffn_norm = RMSNorm(d_model, eps=eps)
         self.ffn = SwiGLU(d_model, d_ff, bias=False)
@@ -328,11 +352,22 @@ class ModernLM(nn.Module):
     attention), final RMSNorm, bias-free LM head. forward(idx (B, T), caches=None) -> (B, T, V).
     """
 
-    def __init__(self, vocab_size, d_model, num_heads, num_kv_heads, num_layers, d_ff, eps=1e-6):
+    def __init__(
+        self,
+        vocab_size,
+        d_model,
+        num_heads,
+        num_kv_heads,
+        num_layers,
+        d_ff,
+        eps=1e-6,
+        rope_base=10000.0,
+    ):
         super().__init__()
         self.tok_emb = nn.Embedding(vocab_size, d_model)
         self.blocks = nn.ModuleList(
-            ModernBlock(d_model, num_heads, num_kv_heads, d_ff, eps) for _ in range(num_layers)
+            ModernBlock(d_model, num_heads, num_kv_heads, d_ff, eps, rope_base)
+            for _ in range(num_layers)
         )
         self.final_norm = RMSNorm(d_model, eps=eps)
         self.lm_head = nn.Linear(d_model, vocab_size, bias=False)

@@ -212,6 +212,22 @@ def test_gpt_parameter_count(tie):
         assert model.lm_head.weight is model.tok_emb.weight
 
 
+@pytest.mark.parametrize("tie", [False, True])
+def test_gpt_initial_loss_is_uniform_guess(tie):
+    """With GPT-2's N(0, 0.02^2) init the logits start near 0, so the first cross-entropy is
+    log(V) (a uniform guess); PyTorch's default N(0, 1) embedding init would give far more with
+    tied weights. The residual projections start 1/sqrt(2 L) smaller than the other weights."""
+    model = small_gpt(tie_weights=tie)
+    g = torch.Generator().manual_seed(9)
+    idx, targets = torch.randint(V, (2, 8, CTX), generator=g)
+    loss = F.cross_entropy(model(idx).reshape(-1, V), targets.reshape(-1))
+    assert loss.item() == pytest.approx(math.log(V), rel=0.01)
+    std_qkv = model.blocks[0].attn.W_query.weight.std().item()
+    std_out = model.blocks[0].attn.out_proj.weight.std().item()
+    assert std_qkv == pytest.approx(0.02, rel=0.1)
+    assert std_out == pytest.approx(0.02 / math.sqrt(2 * 2), rel=0.1)
+
+
 def test_gpt_trains_on_a_tiny_batch():
     """A few AdamW steps on one batch must lower the next-token cross-entropy (loss from logits)."""
     model = small_gpt().train()
