@@ -28,6 +28,8 @@ from autograder import notebook as nbio
 _ENGINE = None
 _ENGINE_LOCK = threading.Lock()
 PRECOMPUTED = {}  # key(assignment, student, notebook, cells) -> Report (filled by the batch CLI)
+PROGRESS = None  # callable() invoked once per graded notebook (the batch CLI's progress bar)
+MISSES = 0  # notebooks that were not found in PRECOMPUTED and were graded on the spot
 
 
 def engine(**kwargs):
@@ -104,8 +106,10 @@ class EngineGrade(NbGraderPreprocessor):
         student = resources["nbgrader"]["student"]
         cells = nbio.solution_code(nb)
         grade_ids = [gid for gid, _ in nbio.test_cells(nb)]
-        report = PRECOMPUTED.get(key(assignment, student, notebook, cells))
+        global MISSES
+        report = PRECOMPUTED.pop(key(assignment, student, notebook, cells), None)
         if report is None:
+            MISSES += 1
             eng = engine(
                 jobs=self.jobs,
                 unsafe=self.unsafe_no_sandbox,
@@ -113,6 +117,8 @@ class EngineGrade(NbGraderPreprocessor):
             )
             report = eng.grade_cells(assignment, grade_ids, cells)
         write_verdicts(nb, report)
+        if PROGRESS is not None:
+            PROGRESS()
         return nb, resources
 
 

@@ -11,6 +11,8 @@ import sys
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
+# nbgrader runs `alembic` for the gradebook: make the venv's scripts findable
+os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
 
 from autograder.nbgrader_plugin import configure  # noqa: E402
 

@@ -1,0 +1,182 @@
+"""Batch grading: ``python -m autograder grade <assignment> [--student ID] [--jobs N]``.
+
+Run from the course root (exercises/). Phase 1 grades every submission in parallel in
+sandboxes; phase 2 runs nbgrader's own Autograde converter in this process, which takes the
+verdicts computed in phase 1 (no re-grading) and writes gradebook.db and autograded/ serially,
+so that ``nbgrader generate_feedback`` and ``nbgrader export`` work afterwards.
+"""
+
+import argparse
+import logging
+import os
+import statistics
+import sys
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+from tqdm import tqdm
+
+from autograder import nbgrader_plugin as plug
+from autograder import notebook as nbio
+from autograder.engine import Engine
+from autograder.sandbox import UNSAFE_FLAG, Limits, SandboxUnavailable
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(prog="python -m autograder")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("grade", help="grade every submission of an assignment (run in exercises/)")
+    g.add_argument("assignment")
+    g.add_argument("--student", help="grade only this student id")
+    g.add_argument("--jobs", type=int, default=os.cpu_count(), help="parallel sandboxes")
+    g.add_argument("--course", default=".", help="course root (default: current directory)")
+    g.add_argument("--wall", type=float, default=Limits.wall_s, help="seconds per check")
+    g.add_argument("--quiet", action="store_true", help="no progress bar")
+    g.add_argument(
+        UNSAFE_FLAG,
+        dest="unsafe",
+        action="store_true",
+        help="UNSAFE: run student code WITHOUT bubblewrap (throw-away machines only)",
+    )
+    return p.parse_args(argv)
+
+
+def collect(course, assignment, student):
+    """[(student, notebook, template, submission_nb, problems)] for the submitted notebooks."""
+    names = [p.stem for p in course.source_notebooks(assignment)]
+    templates = {n: course.template(assignment, n) for n in names}
+    tasks = []
+    for sid, folder in course.submissions(assignment, student):
+        for n in names:
+            path = folder / f"{n}.ipynb"
+            if path.exists():
+                nb, problems = nbio.read_submission(path)
+                tasks.append((sid, n, templates[n], nb, problems))
+    return tasks
+
+
+def run_nbgrader_autograde(course, assignment, student, progress):
+    """nbgrader's Autograde converter in-process (uses plug.PRECOMPUTED verdicts)."""
+    from nbgrader.apps.autogradeapp import AutogradeApp
+
+    warnings.filterwarnings("ignore")
+    logging.getLogger("traitlets").setLevel(logging.ERROR)
+    app = AutogradeApp()
+    argv = [assignment, "--force", "--log-level=ERROR"]
+    if student:
+        argv += ["--student", student]
+    plug.PROGRESS = progress
+    cwd = os.getcwd()
+    os.chdir(course.root)
+    try:
+        app.initialize(argv)
+        app.start()
+    except SystemExit as e:
+        return e.code or 0
+    finally:
+        os.chdir(cwd)
+        plug.PROGRESS = None
+    return 0
+
+
+def summary(assignment, tasks, reports, course, times, engine):
+    points = {}
+    for _, n, template, _, _ in tasks:
+        for gid, pts in nbio.test_cells(template):
+            points[(n, gid)] = pts
+    students = sorted({t[0] for t in tasks})
+    max_total = sum(
+        pts for n in {t[1] for t in tasks} for (nn, _), pts in points.items() if nn == n
+    )
+    totals = {s: 0.0 for s in students}
+    passed = {k: 0 for k in points}
+    seen = {k: 0 for k in points}
+    crashed = set()
+    for (sid, n, _, _, _), report in zip(tasks, reports, strict=True):
+        for gid, v in report.verdicts.items():
+            k = (n, gid)
+            seen[k] = seen.get(k, 0) + 1
+            if v.passed:
+                passed[k] = passed.get(k, 0) + 1
+                totals[sid] += points.get(k, 0.0)
+            elif "[worker:" in v.message or "시간 제한" in v.message:
+                crashed.add(sid)
+    lines = [
+        f"Graded {len(students)} submission(s) of '{assignment}' ({len(tasks)} notebook(s)) in "
+        f"{times['total']:.1f} s: grading {times['grade']:.1f} s with {engine.jobs} "
+        f"{'UNSANDBOXED worker(s)' if engine.unsafe else 'sandbox(es)'}, "
+        f"gradebook + autograded/ {times['nbgrader']:.1f} s",
+        f"{'test cell':<40} {'points':>6} {'passed':>9}",
+    ]
+    for (n, gid), pts in points.items():
+        lines.append(f"{n + '/' + gid:<40} {pts:>6g} {passed[(n, gid)]:>4}/{seen[(n, gid)]:<4}")
+    if students:
+        vals = list(totals.values())
+        lines.append(
+            f"score: mean {statistics.mean(vals):.2f} / {max_total:g}, median "
+            f"{statistics.median(vals):g}, full marks {sum(v == max_total for v in vals)}, "
+            f"zero {sum(v == 0 for v in vals)}"
+        )
+    if crashed:
+        names = ", ".join(sorted(crashed)[:10]) + (" ..." if len(crashed) > 10 else "")
+        lines.append(f"crashed/timed-out workers: {len(crashed)} student(s): {names}")
+    lines.append(
+        f"gradebook: {course.root / 'gradebook.db'}   notebooks: {course.root / 'autograded'}"
+    )
+    lines.append(f"next: nbgrader generate_feedback {assignment}; nbgrader export")
+    return "\n".join(lines)
+
+
+def grade(args):
+    t0 = time.monotonic()
+    bindir = os.path.dirname(sys.executable)  # nbgrader calls `alembic` from the venv
+    os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+    course = nbio.Course(args.course)
+    if not (course.root / "source" / args.assignment).is_dir():
+        sys.exit(f"no source/{args.assignment}/ under {course.root} (run from exercises/)")
+    if not (course.root / "release" / args.assignment).is_dir():
+        sys.exit(f"run `nbgrader generate_assignment {args.assignment}` first")
+    try:
+        engine = Engine(jobs=args.jobs, limits=Limits(wall_s=args.wall), unsafe=args.unsafe)
+    except SandboxUnavailable as e:
+        sys.exit(f"refusing to grade: {e}")
+    plug.set_engine(engine)
+    tasks = collect(course, args.assignment, args.student)
+    if not tasks:
+        sys.exit(f"no submissions of {args.assignment} under {course.root / 'submitted'}")
+
+    def one(task):
+        sid, n, template, nb, _ = task
+        report, rebuilt = engine.grade_notebook(args.assignment, template, nb)
+        cells = nbio.solution_code(rebuilt)
+        plug.PRECOMPUTED[plug.key(args.assignment, sid, n, cells)] = report
+        return report
+
+    t1 = time.monotonic()
+    bar = tqdm(total=len(tasks), desc="grading", unit="nb", disable=args.quiet)
+    with ThreadPoolExecutor(engine.jobs) as ex:
+        reports = []
+        for r in ex.map(one, tasks):
+            reports.append(r)
+            bar.update()
+    bar.close()
+    t2 = time.monotonic()
+    bar = tqdm(total=len(tasks), desc="gradebook", unit="nb", disable=args.quiet)
+    code = run_nbgrader_autograde(course, args.assignment, args.student, bar.update)
+    bar.close()
+    t3 = time.monotonic()
+    times = {"total": t3 - t0, "grade": t2 - t1, "nbgrader": t3 - t2}
+    print(summary(args.assignment, tasks, reports, course, times, engine))
+    if plug.MISSES:
+        print(f"note: {plug.MISSES} notebook(s) re-graded during the gradebook phase")
+    engine.close()
+    return code
+
+
+def main(argv=None):
+    args = parse(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    if args.cmd == "grade":
+        return grade(args)
+    return 2
