@@ -110,6 +110,10 @@ def bert_mlm_mask(
     positions and -100 (cross_entropy's ignore_index) everywhere else; unselected tokens are
     never changed. All randomness comes from `generator` (its own device; results are moved to
     input_ids.device), so the same seed gives the same corruption.
+
+    Why not always [MASK]: the [MASK] token never occurs when the model is fine-tuned, so BERT
+    also feeds real tokens at some predicted positions. A random id may coincide with the
+    original or with a special id, as in BERT and Hugging Face's DataCollatorForLanguageModeling.
     """
     shape = input_ids.shape
     u_select = _rand(shape, input_ids, generator)

@@ -309,6 +309,57 @@ def test_seq2seq_ignores_source_padding(norm_first):
     torch.testing.assert_close(model(real, tgt)[0], logits[0], atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
+def test_seq2seq_matches_nn_transformer():
+    """Pre-norm stacks with final norms, source padding in encoder self-attention and in
+    cross-attention, causal target: exactly nn.Transformer(norm_first=True) after weight copy
+    (the embeddings and the LM head are ours on both sides)."""
+    model = small_seq2seq(norm_first=True)
+    ref = nn.Transformer(
+        32, 4, 2, 2, 128, dropout=0.0, activation="gelu", batch_first=True, norm_first=True
+    )
+    randomize(ref, seed=4)
+    ref.train()  # dropout is 0; train() avoids the nested-tensor fast path
+    for ours, theirs in zip(model.encoder, ref.encoder.layers, strict=True):
+        copy_mha(ours.self_attn, theirs.self_attn)
+        for a, b in (
+            ("ffn.linear1", "linear1"),
+            ("ffn.linear2", "linear2"),
+            ("norm1", "norm1"),
+            ("norm2", "norm2"),
+        ):
+            copy_linear(ours.get_submodule(a), theirs.get_submodule(b))
+    for ours, theirs in zip(model.decoder, ref.decoder.layers, strict=True):
+        copy_mha(ours.self_attn, theirs.self_attn)
+        copy_mha(ours.cross_attn, theirs.multihead_attn)
+        for a, b in (
+            ("ffn.linear1", "linear1"),
+            ("ffn.linear2", "linear2"),
+            ("norm1", "norm1"),
+            ("norm2", "norm2"),
+            ("norm3", "norm3"),
+        ):
+            copy_linear(ours.get_submodule(a), theirs.get_submodule(b))
+    copy_linear(model.enc_norm, ref.encoder.norm)
+    copy_linear(model.dec_norm, ref.decoder.norm)
+
+    g = torch.Generator().manual_seed(8)
+    src = torch.randint(1, 30, (2, 7), generator=g)
+    src[1, 4:] = PAD
+    tgt = torch.randint(1, 40, (2, 5), generator=g)
+    pad = src == PAD  # torch: True = padding
+    causal = torch.ones(5, 5, dtype=torch.bool).triu(1)  # torch: True = not allowed
+    with torch.no_grad():
+        hidden = ref(
+            model.embed(model.src_emb, src),
+            model.embed(model.tgt_emb, tgt),
+            tgt_mask=causal,
+            src_key_padding_mask=pad,
+            memory_key_padding_mask=pad,
+        )
+        torch.testing.assert_close(model(src, tgt), model.lm_head(hidden), atol=1e-5, rtol=1e-5)
+
+
 # ---------------------------------------------------------------------------------------------
 # ModernBlock (LLaMA-style) vs a hand-assembled reference
 # ---------------------------------------------------------------------------------------------
