@@ -195,8 +195,9 @@ def test_softmax_reference_passes(device, seed):
     assert failed(results) == set(), results
 
 
-def test_softmax_notebook_solution_passes(device):
-    results = run_checks("softmax", _exec(_solution_sources("softmax")), device)
+@pytest.mark.parametrize("seed", range(6))
+def test_softmax_notebook_solution_passes(device, seed):
+    results = run_checks("softmax", _exec(_solution_sources("softmax")), device, seed)
     assert failed(results) == set(), results
 
 
@@ -323,8 +324,9 @@ def test_masking_reference_passes(device, seed):
     assert failed(results) == set(), results
 
 
-def test_masking_notebook_solution_passes(device):
-    results = run_checks("masking", _exec(_solution_sources("masking")), device)
+@pytest.mark.parametrize("seed", range(6))
+def test_masking_notebook_solution_passes(device, seed):
+    results = run_checks("masking", _exec(_solution_sources("masking")), device, seed)
     assert failed(results) == set(), results
 
 

@@ -185,28 +185,38 @@ def masked_softmax(student, rng, device):
             fail(f"{name}이(가) 정의되지 않았습니다 (함수 이름을 바꾸지 마세요)")
     for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
         scores, keep = _scores_and_mask(rng, device, dtype)
-        expected = ref.masked_softmax(scores, keep)
-        inputs = {"scores": scores, "mask": keep}
-        tol = HALF_TOL.get(dtype, (1e-5, 1e-6))
+        # softmax-then-renormalise is exact only in float32/64: in half precision the kept
+        # probabilities underflow when a blocked score dominates, so it gets milder scores there
+        half = dtype in HALF_TOL
+        todo = [(names[0], scores)] + [(names[1], scores * 0.25 if half else scores)]
         results = []
-        for name in names:
+        for name, sc in todo:
+            expected = ref.masked_softmax(sc, keep)
+            inputs = {"scores": sc, "mask": keep}
+            if not half:
+                rtol, atol = 1e-5, 1e-6
+            elif name == names[0]:
+                rtol, atol = HALF_TOL[dtype]
+            else:
+                rtol, atol = 2e-2, 1e-2
             what = f"{name}(scores, mask) ({str(dtype).replace('torch.', '')}, 일부 줄은 전부 가림)"
-            got = student.call(name, scores, keep)
+            got = student.call(name, sc, keep)
             expect_tensor(got, what, shape=expected.shape, dtype=dtype, inputs=inputs)
             _on_device(got, device, what, inputs)
-            assert_close(got, expected, what=what, inputs=inputs, rtol=tol[0], atol=tol[1])
+            assert_close(got, expected, what=what, inputs=inputs, rtol=rtol, atol=atol)
             blocked = ~keep.expand_as(got)
             if (got[blocked.to(got.device)] != 0).any():
                 fail(f"{what}: 가린 위치의 가중치는 정확히 0 이어야 합니다", inputs)
             results.append(got)
-        assert_close(
-            results[1],
-            results[0],
-            what="두 방법의 결과가 같아야 합니다 (renorm vs fill)",
-            inputs=inputs,
-            rtol=tol[0],
-            atol=tol[1],
-        )
+        if not half:
+            assert_close(
+                results[1],
+                results[0],
+                what="두 방법의 결과가 같아야 합니다 (renorm vs fill)",
+                inputs={"scores": scores, "mask": keep},
+                rtol=1e-5,
+                atol=1e-6,
+            )
     # a broadcast (T, S) mask with T != S, and normalising along dim=-2 (transposed layout)
     scores = (torch.randn(2, 3, 5, generator=rng) * 2).to(device)
     keep = ref.causal_mask(3, 5, device=device)
