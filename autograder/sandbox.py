@@ -105,6 +105,7 @@ def bwrap_command(exe, ctl_fd, limits, uid):
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
     }
     for k, v in env.items():
         cmd += ["--setenv", k, v]
@@ -116,6 +117,7 @@ def bwrap_command(exe, ctl_fd, limits, uid):
         elif p.is_dir():
             cmd += ["--ro-bind", str(p), str(p)]
     if os.path.exists("/etc/ld.so.cache"):
+        cmd += ["--perms", "0755", "--dir", "/etc"]
         cmd += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
     cmd += ["--proc", "/proc", "--dev", "/dev"]
     cmd += ["--perms", "1777", "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp"]

@@ -38,6 +38,11 @@ DTYPES = {
 }
 
 
+def cuda_ok():
+    """Only the judge asks (a zygote must not touch CUDA before forking)."""
+    return torch.cuda.is_available()
+
+
 class WireError(Exception):
     """A frame or value that does not follow the format."""
 
@@ -98,7 +103,9 @@ def from_plain(node, tensors, device=None, depth=0, count=None):
         t = tensors[key]
         if type(t) is not torch.Tensor or t.dtype not in DTYPES:
             raise WireError("unsupported tensor dtype")
-        target = device if device is not None else ("cuda" if dev == "cuda" else "cpu")
+        if device is None and (dev not in ("cpu", "cuda") or (dev == "cuda" and not cuda_ok())):
+            raise WireError(f"unexpected tensor device {dev!r}")
+        target = device if device is not None else dev
         return t.to(target) if str(target) != "cpu" else t
     for tag in ("l", "u"):
         if tag in node and len(node) == 1:

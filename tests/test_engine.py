@@ -1,0 +1,479 @@
+"""Grading engine: wire format, validation, notebook rebuild, sandbox limits, nbgrader round trip.
+
+Uses the fixture course tests/fixtures/grader_course (assignment `demo`, checks in
+fixture_checks/demo.py whose references are plain torch functions, not the engine).
+"""
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+
+from autograder import notebook as nbio
+from autograder import sandbox as sbx
+from autograder import wire
+from autograder.compare import CheckFailed, assert_close, expect_tensor
+from autograder.engine import Engine
+from autograder.judge import CheckSpec, grade_cells, new_run_seed
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "tests" / "fixtures" / "grader_course"
+BIN = Path(sys.executable).parent
+sys.path.insert(0, str(FIXTURE))  # fixture_checks
+
+GOOD = {
+    "softmax_sol": "def softmax(x, dim=-1):\n    return torch.softmax(x, dim=dim)\n",
+    "scale_sol": (
+        "class Scale(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
+        "        self.weight = nn.Parameter(torch.ones(d))\n\n"
+        "    def forward(self, x):\n        return x * self.weight\n"
+    ),
+}
+NAIVE = "def softmax(x, dim=-1):\n    return x.exp() / x.exp().sum(dim, keepdim=True)\n"
+
+
+# ----------------------------------------------------------------------------- wire
+
+
+def reader(data):
+    """recv(n) over a byte string."""
+    buf = [data]
+
+    def recv(n):
+        out, buf[0] = buf[0][:n], buf[0][n:]
+        return out
+
+    return recv
+
+
+def roundtrip(values, device=None):
+    head, blob = wire.read_frame(reader(wire.encode({"op": "x"}, values)))
+    return wire.decode(head, blob, device=device)
+
+
+def test_wire_roundtrip_keeps_types_values_and_dtypes():
+    x = torch.randn(3, 4, dtype=torch.float64)
+    vals = {
+        "a": [1, 2.5, float("inf"), True, None, "텍스트"],
+        "b": (x, torch.tensor([True, False]), torch.arange(3, dtype=torch.int32)),
+        "c": {"k": torch.ones(2, dtype=torch.bfloat16), "n": -(2**62)},
+    }
+    header, out = roundtrip(vals)
+    assert header == {"op": "x"}
+    assert (
+        out["a"][:2] == [1, 2.5]
+        and out["a"][2] == float("inf")
+        and out["a"][3:] == [True, None, "텍스트"]
+    )
+    assert (
+        isinstance(out["b"], tuple)
+        and torch.equal(out["b"][0], x)
+        and out["b"][0].dtype == torch.float64
+    )
+    assert out["b"][1].dtype == torch.bool and out["b"][2].dtype == torch.int32
+    assert out["c"]["k"].dtype == torch.bfloat16 and out["c"]["n"] == -(2**62)
+    assert type(out["b"][0]) is torch.Tensor
+
+
+def test_wire_rejects_malformed_frames_and_values():
+    good = wire.encode({"ok": True}, {"v": torch.ones(2)})
+    bad_magic = b"XXXX" + good[4:]
+    with pytest.raises(wire.WireError):
+        wire.read_frame(reader(bad_magic))
+    huge = wire.HEAD.pack(wire.MAGIC, wire.MAX_HEADER + 1, 0)
+    with pytest.raises(wire.WireError):
+        wire.read_frame(reader(huge))
+    cases = [
+        (b'{"values": {"v": {"t": "t9"}}}', b""),  # unknown tensor key
+        (b'{"values": {"v": {"x": 1}}}', b""),  # unknown tag
+        (b'{"values": {"v": NaN}}', b""),  # JSON constants are refused
+        (b'{"values": {"v": {"t": "t0"}}}', b"\x80\x04pickle-bytes"),  # not safetensors
+        (b"[1, 2]", b""),
+    ]
+    nested = {"l": []}
+    node = nested
+    for _ in range(wire.MAX_DEPTH + 2):
+        child = {"l": []}
+        node["l"].append(child)
+        node = child
+    cases.append((json.dumps({"values": {"v": nested}}).encode(), b""))
+    for head, blob in cases:
+        with pytest.raises(wire.WireError):
+            wire.decode(head, blob)
+    # a tensor claimed to be on a device this judge does not have is refused
+    if not torch.cuda.is_available():
+        frame = wire.encode({}, {"v": torch.ones(1)})
+        hl, bl = struct.unpack("<IQ", frame[4:16])
+        head = frame[16 : 16 + hl].replace(b'"dev": "cpu"', b'"dev": "cuda"')
+        with pytest.raises(wire.WireError):
+            wire.decode(head, frame[16 + hl :])
+
+
+# ----------------------------------------------------------------------------- compare
+
+
+def test_assert_close_validates_before_comparing():
+    ref = torch.tensor([[0.25, 0.75], [0.5, 0.5]])
+    assert_close(ref + 1e-7, ref)  # within tolerance
+    for bad, word in [
+        (ref.double(), "dtype"),
+        (ref.T.contiguous()[:1], "shape"),
+        (ref.tolist(), "Tensor"),
+        (torch.tensor([[0.25, float("nan")], [0.5, 0.5]]), r"위치 \[0, 1\]"),
+        (ref + 1e-2, "4개 중 4개"),
+    ]:
+        with pytest.raises(CheckFailed, match=word):
+            assert_close(bad, ref, what="f(x)", inputs={"x": ref})
+    with pytest.raises(CheckFailed, match="입력"):
+        assert_close(ref * 2, ref, inputs={"x": ref})
+    # -inf where the reference has -inf is accepted; elsewhere refused
+    ref_inf = torch.tensor([float("-inf"), 0.0])
+    assert_close(ref_inf.clone(), ref_inf)
+    with pytest.raises(CheckFailed):
+        assert_close(torch.tensor([0.0, 0.0]), ref_inf)
+    with pytest.raises(CheckFailed, match="NaN"):
+        expect_tensor(torch.tensor([1.0, float("inf")]))
+    with pytest.raises(CheckFailed):
+        assert_close(torch.tensor([1, 2]), torch.tensor([1, 3]))
+    with pytest.raises(CheckFailed):
+        assert_close((ref,), (ref, ref))
+
+
+# ----------------------------------------------------------------------------- notebooks
+
+
+def source_nb():
+    return nbformat.read(FIXTURE / "source" / "demo" / "demo.ipynb", as_version=4)
+
+
+def test_release_template_hides_solutions_and_hidden_tests():
+    rel = nbio.release_from_source(source_nb())
+    text = json.dumps(rel)
+    assert "amax" not in text and "BEGIN SOLUTION" not in text
+    assert "SECRET_HIDDEN_MARKER" not in text and "NotImplementedError" in text
+    assert nbio.test_cells(rel) == [("test_softmax", 2.0), ("test_scale", 3.0)]
+
+
+def test_read_submission_survives_broken_files(tmp_path):
+    rel = nbio.release_from_source(source_nb())
+    good = nbio.rebuild(rel, rel)
+    for c in good.cells:
+        if nbio.grade_id(c) in GOOD:
+            c.source = GOOD[nbio.grade_id(c)]
+    files = {
+        "bad.ipynb": b"{not json",
+        "latin1.ipynb": json.dumps(good, ensure_ascii=False)
+        .replace("return torch.softmax", "# \u00e9\\nreturn torch.softmax")
+        .encode("utf-8")
+        .replace("\u00e9".encode(), b"\xe9"),
+        "list.ipynb": b"[1, 2, 3]",
+        "nocells.ipynb": b'{"cells": 5}',
+        "v3.ipynb": json.dumps(
+            {
+                "nbformat": 3,
+                "nbformat_minor": 0,
+                "metadata": {},
+                "worksheets": [{"cells": [{"cell_type": "code", "input": "x = 1", "outputs": []}]}],
+            }
+        ).encode(),
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    nb, problems = nbio.read_submission(tmp_path / "bad.ipynb")
+    assert nb.cells == [] and "not valid JSON" in problems[0]
+    nb, problems = nbio.read_submission(tmp_path / "latin1.ipynb")
+    assert any("UTF-8" in p for p in problems)
+    src = nbio.student_sources(rel, nb)
+    assert "\ufffd" in src["softmax_sol"] and "return torch.softmax" in src["softmax_sol"]
+    for name in ("list.ipynb", "nocells.ipynb"):
+        nb, problems = nbio.read_submission(tmp_path / name)
+        assert nb.cells == [] and problems
+    nb, problems = nbio.read_submission(tmp_path / "v3.ipynb")
+    assert [c.source for c in nb.cells] == ["x = 1"] and "v3" in problems[0]
+
+
+def test_rebuild_takes_only_solution_sources_from_submission():
+    rel = nbio.release_from_source(source_nb())
+    sub = nbformat.from_dict(json.loads(json.dumps(rel)))
+    for c in sub.cells:
+        meta = c.metadata.get("nbgrader", {})
+        if meta.get("grade_id") == "softmax_sol":
+            c.source = NAIVE
+        if meta.get("grade_id") == "test_softmax":
+            c.source = "pass"  # edited test cell
+            meta["points"] = 100
+        if meta.get("grade_id") == "test_scale":
+            c.metadata = {}  # metadata deleted
+    dup = nbformat.v4.new_code_cell("def softmax(x, dim=-1): return x")
+    dup.metadata["nbgrader"] = {"grade_id": "softmax_sol", "solution": True}
+    sub.cells.append(dup)  # duplicated grade_id: the first one wins
+    sub.cells.insert(0, nbformat.v4.new_code_cell("import os"))  # extra cell: ignored
+    nb = nbio.rebuild(rel, sub)
+    assert nbio.test_cells(nb) == [("test_softmax", 2.0), ("test_scale", 3.0)]
+    assert nbio.solution_code(nb)[0] == NAIVE
+    assert "import os" not in json.dumps(nb) and "pass" != nb.cells[3].source
+    assert len(nb.cells) == len(rel.cells)
+
+
+# ----------------------------------------------------------------------------- sandbox
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with sbx.Sandbox(limits=sbx.Limits(wall_s=20)) as sb:
+        sb.start()
+        yield sb
+
+
+def call_check(name, *args, **kwargs):
+    """A check that calls `name` and stores what came back (for tests of the proxy itself)."""
+    box = {}
+
+    def fn(student, rng, device):
+        box["value"] = student.call(name, *args, **kwargs)
+
+    return fn, box
+
+
+def grade(sandbox, cells, fn, wall_s=None):
+    spec = CheckSpec("t", fn, wall_s)
+    return grade_cells(sandbox, {"t": spec}, ["t"], cells, new_run_seed()).verdicts["t"]
+
+
+def test_correct_and_wrong_solutions(sandbox):
+    from fixture_checks import demo
+
+    checks = {"test_softmax": CheckSpec("test_softmax", demo.softmax_large)}
+    checks["test_scale"] = CheckSpec("test_scale", demo.scale_module)
+    ids = ["test_softmax", "test_scale"]
+    good = grade_cells(sandbox, checks, ids, list(GOOD.values()), new_run_seed()).verdicts
+    assert all(v.passed for v in good.values()), good
+    bad = grade_cells(sandbox, checks, ids, [NAIVE], new_run_seed()).verdicts
+    assert not bad["test_softmax"].passed and "nan" in bad["test_softmax"].message
+    assert "입력" in bad["test_softmax"].message  # counterexample shown
+    assert not bad["test_scale"].passed and "Scale" in bad["test_scale"].message
+
+
+def test_student_cannot_fake_results(sandbox):
+    """Monkeypatching torch, always-true __eq__ subclasses and input transformers stay in the
+    worker; the judge compares plain tensors itself."""
+    from fixture_checks import demo
+
+    hostile = [
+        "torch.allclose = lambda *a, **k: True\ntorch.testing.assert_close = lambda *a, **k: None\n"
+        "class T(torch.Tensor):\n    def __eq__(self, o): return True\n"
+        "    def __sub__(self, o): return torch.zeros(())\n"
+        "def softmax(x, dim=-1):\n    return torch.zeros_like(x).as_subclass(T)\n",
+        "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])\n",
+    ]
+    v = grade(sandbox, hostile, demo.softmax_large)
+    assert not v.passed and "다릅니다" in v.message
+    assert torch.allclose(torch.zeros(1), torch.ones(1)) is False  # judge untouched
+
+
+def test_sandbox_hides_course_and_network(sandbox, tmp_path):
+    canary = REPO / "tests" / "fixtures" / f".canary-{uuid.uuid4().hex}"
+    canary.write_text("SECRET")
+    try:
+        probe = (
+            "import os, socket\n"
+            "def probe(paths):\n"
+            "    out = []\n"
+            "    for p in paths:\n"
+            "        try:\n"
+            "            out.append(open(p).read())\n"
+            "        except OSError as e:\n"
+            "            out.append(type(e).__name__)\n"
+            "    try:\n"
+            "        socket.create_connection(('1.1.1.1', 53), timeout=1); out.append('net')\n"
+            "    except OSError as e:\n"
+            "        out.append(type(e).__name__)\n"
+            "    try:\n"
+            "        open('/usr/pwned', 'w'); out.append('wrote /usr')\n"
+            "    except OSError as e:\n"
+            "        out.append(type(e).__name__)\n"
+            "    out.append(str(os.listdir('/')))\n"
+            "    return out\n"
+        )
+        paths = [str(canary), str(REPO / "solutions" / "__init__.py"), "/etc/passwd"]
+        fn, box = call_check("probe", paths)
+        v = grade(sandbox, [probe], fn)
+        assert v.passed, v.message
+        out = box["value"]
+        assert "SECRET" not in out and out[0] == "FileNotFoundError"
+        assert out[1] == "FileNotFoundError" and out[2] == "FileNotFoundError"
+        assert out[3] != "net" and out[4] != "wrote /usr"
+        for name in ("work", "home", "srv"):
+            assert f"'{name}" not in out[5]
+    finally:
+        canary.unlink()
+
+
+def test_crash_exit_and_errors_cost_only_that_check(sandbox):
+    fn, _ = call_check("f", torch.ones(2))
+    for code, expect in [
+        ("import os\ndef f(x):\n    os._exit(3)\n", "비정상 종료"),
+        ("import os, signal\ndef f(x):\n    os.kill(os.getpid(), signal.SIGSEGV)\n", "비정상 종료"),
+        ("def f(x):\n    raise SystemExit(0)\n", "SystemExit"),
+        ("def f(x):\n    return object()\n", "unsupported result type"),
+        ("def g(x):\n    return x\n", "정의되지 않았습니다"),
+        ("def f(x):\n    return torch.ones(10**10)\n", "memory"),
+        (
+            "import os\ndef f(x):\n    os.kill(1, 9)\n    os.kill(os.getppid(), 9)\n",
+            "PermissionError",
+        ),
+    ]:
+        v = grade(sandbox, [code], fn)
+        assert not v.passed and expect in v.message, (code, v.message)
+    ok = grade(sandbox, ["def f(x):\n    return x * 2\n"], fn)
+    assert ok.passed  # the sandbox survived all of the above
+    assert sandbox.starts == 1
+
+
+def test_fork_bomb_is_bounded_and_cleaned_up(sandbox):
+    bomb = (
+        "import os, time\n"
+        "def f(x):\n"
+        "    n = 0\n"
+        "    try:\n"
+        "        while True:\n"
+        "            if os.fork() == 0:\n"
+        "                time.sleep(60)\n"
+        "                os._exit(0)\n"
+        "            n += 1\n"
+        "    except OSError:\n"
+        "        return n\n"
+    )
+    fn, box = call_check("f", 0)
+    v = grade(sandbox, [bomb], fn)
+    if sandbox.uid is not None or not sandbox.unsafe:
+        assert v.passed and box["value"] < sandbox.limits.nproc
+    # the sleeping children were killed: a new check sees no leftover processes
+    count = (
+        "import os\ndef f(x):\n    return len([p for p in os.listdir('/proc') if p.isdigit()])\n"
+    )
+    fn, box = call_check("f", 0)
+    assert grade(sandbox, [count], fn).passed
+    assert box["value"] <= 5  # bwrap init, zygote, this child (and maybe a reaper)
+
+
+def test_timeout_kills_child_and_next_check_runs(sandbox):
+    fn, _ = call_check("f", 1)
+    v = grade(sandbox, ["def f(x):\n    while True:\n        pass\n"], fn, wall_s=1.5)
+    assert not v.passed and "시간 제한" in v.message
+    fn, box = call_check("f", 3)
+    assert grade(sandbox, ["def f(x):\n    return x + 1\n"], fn).passed and box["value"] == 4
+
+
+def test_module_proxy_state_output_and_grads(sandbox):
+    from fixture_checks import demo
+
+    assert grade(sandbox, [GOOD["scale_sol"]], demo.scale_module).passed
+    wrong_grad = GOOD["scale_sol"].replace("x * self.weight", "x * self.weight.detach()")
+    v = grade(sandbox, [wrong_grad], demo.scale_module)
+    assert not v.passed and "weight" in v.message
+
+
+def test_missing_bwrap_refuses_unless_unsafe(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(sbx.SandboxUnavailable, match="apt-get install bubblewrap"):
+        Engine(jobs=1)
+    with pytest.raises(sbx.SandboxUnavailable, match=sbx.UNSAFE_FLAG):
+        Engine(jobs=1)
+    eng = Engine(jobs=1, unsafe=True, checks_package="fixture_checks")  # does not raise
+    assert eng.unsafe
+    eng.close()
+
+
+# ----------------------------------------------------------------------------- nbgrader
+
+
+def run(cmd, cwd, env):
+    r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return r
+
+
+def scores(db):
+    """(student, test cell, auto_score) rows read back through nbgrader's own Gradebook API."""
+    from nbgrader.api import Gradebook
+
+    rows = []
+    with Gradebook(f"sqlite:///{db}") as gb:
+        for student in gb.students:
+            nb = gb.find_submission_notebook("demo", "demo", student.id)
+            rows += [(student.id, g.name, g.auto_score) for g in nb.grades]
+    return sorted(rows)
+
+
+@pytest.mark.slow
+def test_nbgrader_round_trip(tmp_path):
+    """generate_assignment -> batch CLI (parallel) -> re-run -> stock `nbgrader autograde` ->
+    generate_feedback -> export, on correct, wrong, blank, broken and tampered submissions."""
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course, ignore=shutil.ignore_patterns("__pycache__", ".canary-*"))
+    env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", AUTOGRADER_REPO=str(REPO))
+    env["PYTHONPATH"] = f"{REPO}:{course}"
+    env["AUTOGRADER_CHECKS_PACKAGE"] = "fixture_checks"
+    run([str(BIN / "nbgrader"), "generate_assignment", "demo", "--force"], course, env)
+    release = json.loads((course / "release/demo/demo.ipynb").read_text())
+    assert "SECRET_HIDDEN_MARKER" not in json.dumps(release)
+
+    def submit(sid, codes=None, raw=None, tamper=False):
+        d = course / "submitted" / sid / "demo"
+        d.mkdir(parents=True)
+        nb = json.loads(json.dumps(release))
+        for c in nb["cells"]:
+            meta = c["metadata"].get("nbgrader", {})
+            if codes and meta.get("grade_id") in codes:
+                c["source"] = codes[meta["grade_id"]]
+            if tamper and meta.get("grade_id") == "test_softmax":
+                c["source"], meta["points"] = "pass", 50
+        (d / "demo.ipynb").write_bytes(raw if raw is not None else json.dumps(nb).encode())
+
+    submit("good", GOOD)
+    submit("naive", {"softmax_sol": NAIVE, "scale_sol": GOOD["scale_sol"]})
+    submit("blank")
+    submit("broken", raw=b"\xff\xfe not a notebook")
+    submit("tamper", {"softmax_sol": NAIVE}, tamper=True)
+    expected = [
+        ("blank", "test_scale", 0.0),
+        ("blank", "test_softmax", 0.0),
+        ("broken", "test_scale", 0.0),
+        ("broken", "test_softmax", 0.0),
+        ("good", "test_scale", 3.0),
+        ("good", "test_softmax", 2.0),
+        ("naive", "test_scale", 3.0),
+        ("naive", "test_softmax", 0.0),
+        ("tamper", "test_scale", 0.0),
+        ("tamper", "test_softmax", 0.0),
+    ]
+    cli = [sys.executable, "-m", "autograder", "grade", "demo", "--jobs", "2", "--quiet"]
+    out = run(cli, course, env).stdout
+    assert "Graded 5 submission(s)" in out and "demo/test_softmax" in out
+    assert scores(course / "gradebook.db") == expected
+    run(cli, course, env)  # regrading is idempotent
+    assert scores(course / "gradebook.db") == expected
+    # stock command, same config: verdicts from the engine, same scores
+    run([str(BIN / "nbgrader"), "autograde", "demo", "--force"], course, env)
+    assert scores(course / "gradebook.db") == expected
+    auto = (course / "autograded/naive/demo/demo.ipynb").read_text()
+    assert "SECRET_HIDDEN_MARKER" not in auto and "BEGIN HIDDEN" not in auto
+    assert "amax" not in auto  # the source's solution code never lands in student files
+    assert "CheckFailed" in auto and "nan" in auto
+    run([str(BIN / "nbgrader"), "generate_feedback", "demo", "--force"], course, env)
+    html = (course / "feedback/naive/demo/demo.html").read_text()
+    assert "SECRET_HIDDEN_MARKER" not in html and "amax" not in html and "입력" in html
+    run([str(BIN / "nbgrader"), "export"], course, env)
+    csv = (course / "grades.csv").read_text().splitlines()
+    assert any(
+        line.startswith("demo,,,good,") and line.endswith(",5.0,0.0,5.0,5.0") for line in csv
+    )
