@@ -15,12 +15,7 @@ import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
-from tqdm import tqdm
-
-from autograder import nbgrader_plugin as plug
-from autograder import notebook as nbio
-from autograder.engine import Engine
-from autograder.sandbox import UNSAFE_FLAG, Limits, SandboxUnavailable
+from autograder.sandbox import UNSAFE_FLAG, Limits, SandboxUnavailable, prestart
 
 
 def parse(argv):
@@ -42,7 +37,7 @@ def parse(argv):
     return p.parse_args(argv)
 
 
-def collect(course, assignment, student):
+def collect(nbio, course, assignment, student):
     """[(student, notebook, template, submission_nb, problems)] for the submitted notebooks."""
     names = [p.stem for p in course.source_notebooks(assignment)]
     templates = {n: course.template(assignment, n) for n in names}
@@ -59,6 +54,8 @@ def collect(course, assignment, student):
 def run_nbgrader_autograde(course, assignment, student, progress):
     """nbgrader's Autograde converter in-process (uses plug.PRECOMPUTED verdicts)."""
     from nbgrader.apps.autogradeapp import AutogradeApp
+
+    from autograder import nbgrader_plugin as plug
 
     warnings.filterwarnings("ignore")
     logging.getLogger("traitlets").setLevel(logging.ERROR)
@@ -81,6 +78,8 @@ def run_nbgrader_autograde(course, assignment, student, progress):
 
 
 def summary(assignment, tasks, reports, course, times, engine):
+    from autograder import notebook as nbio
+
     points = {}
     for _, n, template, _, _ in tasks:
         for gid, pts in nbio.test_cells(template):
@@ -132,17 +131,26 @@ def grade(args):
     t0 = time.monotonic()
     bindir = os.path.dirname(sys.executable)  # nbgrader calls `alembic` from the venv
     os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
-    course = nbio.Course(args.course)
-    if not (course.root / "source" / args.assignment).is_dir():
-        sys.exit(f"no source/{args.assignment}/ under {course.root} (run from exercises/)")
-    if not (course.root / "release" / args.assignment).is_dir():
+    root = os.path.abspath(args.course)
+    if not os.path.isdir(os.path.join(root, "source", args.assignment)):
+        sys.exit(f"no source/{args.assignment}/ under {root} (run from exercises/)")
+    if not os.path.isdir(os.path.join(root, "release", args.assignment)):
         sys.exit(f"run `nbgrader generate_assignment {args.assignment}` first")
-    try:
-        engine = Engine(jobs=args.jobs, limits=Limits(wall_s=args.wall), unsafe=args.unsafe)
+    limits = Limits(wall_s=args.wall)
+    try:  # zygotes start importing torch now, while this process imports the rest
+        boxes = prestart(args.jobs, limits, args.unsafe)
     except SandboxUnavailable as e:
         sys.exit(f"refusing to grade: {e}")
+    from tqdm import tqdm
+
+    from autograder import nbgrader_plugin as plug
+    from autograder import notebook as nbio
+    from autograder.engine import Engine
+
+    engine = Engine(jobs=len(boxes), limits=limits, unsafe=args.unsafe, sandboxes=boxes)
     plug.set_engine(engine)
-    tasks = collect(course, args.assignment, args.student)
+    course = nbio.Course(root)
+    tasks = collect(nbio, course, args.assignment, args.student)
     if not tasks:
         sys.exit(f"no submissions of {args.assignment} under {course.root / 'submitted'}")
 

@@ -30,7 +30,15 @@ UNSAFE_WARNING = (
 class Engine:
     """Thread-safe pool of ``jobs`` sandboxes; each notebook is graded in one of them."""
 
-    def __init__(self, jobs=None, limits=None, unsafe=False, checks_package=None, run_seed=None):
+    def __init__(
+        self,
+        jobs=None,
+        limits=None,
+        unsafe=False,
+        checks_package=None,
+        run_seed=None,
+        sandboxes=None,
+    ):
         self.jobs = max(1, int(jobs or os.cpu_count() or 1))
         self.limits = limits or Limits()
         self.unsafe = unsafe_requested(unsafe)
@@ -42,7 +50,7 @@ class Engine:
         self.run_seed = new_run_seed() if run_seed is None else run_seed
         self._checks = {}
         self._free = queue.Queue()
-        self._all = []
+        self._all = list(sandboxes or [])  # optionally pre-started (see prestart())
         self._lock = threading.Lock()
         for slot in range(self.jobs):
             self._free.put(slot)

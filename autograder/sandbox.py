@@ -13,11 +13,11 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-
-from autograder import wire
 
 HERE = Path(__file__).resolve().parent
 UNSAFE_FLAG = "--unsafe-no-sandbox"
@@ -28,6 +28,11 @@ INSTALL_HINT = (
     "    sudo dnf install bubblewrap          # Fedora\n"
     f"or, only on a throw-away machine, pass {UNSAFE_FLAG} (student code then runs unsandboxed)."
 )
+
+
+# bwrap's --die-with-parent fires when the *thread* that spawned it exits, so every sandbox
+# is spawned from this one long-lived thread (it lives as long as the process).
+LAUNCHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-launcher")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -165,6 +170,8 @@ class Session:
 
     def request(self, header, values=None):
         """Send one request; return (header, values) of the validated reply."""
+        from autograder import wire  # imports torch; kept out of module import for fast start-up
+
         try:
             self.sock.settimeout(max(0.01, self.deadline - time.monotonic()))
             self.sock.sendall(wire.encode(header, values))
@@ -203,9 +210,11 @@ class Sandbox:
         self.ctl = None
         self.tmp = None
         self.starts = 0
+        self._starting = None
 
     # lifecycle -----------------------------------------------------------------
     def start(self):
+        """(Re)start the container and wait until its zygote has imported torch."""
         self.close()
         judge_ctl, worker_ctl = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         fd = worker_ctl.fileno()
@@ -218,7 +227,8 @@ class Sandbox:
             cmd = bwrap_command(check_bwrap(), fd, self.limits, self.uid)
             env = None
         log = open(os.path.join(self.tmp, "zygote.log"), "wb")
-        self.proc = subprocess.Popen(
+        self.proc = LAUNCHER.submit(
+            subprocess.Popen,
             cmd,
             pass_fds=[fd],
             stdin=subprocess.DEVNULL,
@@ -227,7 +237,7 @@ class Sandbox:
             env=env,
             cwd=self.tmp,
             start_new_session=True,
-        )
+        ).result()
         log.close()
         worker_ctl.close()
         self.ctl = judge_ctl
@@ -267,8 +277,22 @@ class Sandbox:
         self.close()
 
     # sessions ------------------------------------------------------------------
+    def start_async(self):
+        """Start in a background thread (overlaps torch import here and in the zygote)."""
+        self._starting = threading.Thread(target=self._start_quietly, daemon=True)
+        self._starting.start()
+
+    def _start_quietly(self):
+        try:
+            self.start()
+        except Exception:
+            self.close()  # open() will try again and report the error
+
     def open(self, wall_s=None):
         """Fork a fresh child for one check -> Session. Restarts the sandbox when needed."""
+        if self._starting is not None:
+            self._starting.join()
+            self._starting = None
         wall_s = float(wall_s or self.limits.wall_s)
         for attempt in range(2):
             if not self.alive():
@@ -302,3 +326,17 @@ class Sandbox:
             pass
         self.close()  # zygote unresponsive or dead: restart on the next open()
         return "sandbox restarted"
+
+
+def prestart(jobs=None, limits=None, unsafe=False):
+    """Create and start ``jobs`` sandboxes in the background; pass them to Engine(sandboxes=).
+
+    Imports nothing heavy itself, so the zygotes import torch while the caller does too."""
+    jobs = max(1, int(jobs or os.cpu_count() or 1))
+    unsafe = unsafe_requested(unsafe)
+    if not unsafe:
+        check_bwrap()
+    boxes = [Sandbox(slot=i, limits=limits or Limits(), unsafe=unsafe) for i in range(jobs)]
+    for sb in boxes:
+        sb.start_async()
+    return boxes

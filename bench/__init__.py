@@ -1,0 +1,1 @@
+"""Benchmarks (not timed tests): python -m bench.<name>."""

@@ -1,0 +1,182 @@
+"""Benchmark: stock `nbgrader autograde` vs this engine on the same synthetic class.
+
+    python -m bench.grading [--students 30] [--jobs N] [--keep]
+
+Builds two temporary course roots from exercises/source/ (every assignment that exists): one
+with nbgrader's default configuration (in-kernel grading) and one with exercises/nbgrader_config.py
+(the engine, sandbox on). Both get identical submissions: correct, wrong (one exercise broken),
+blank, and hostile (an input transformer that turns later cells into `pass`, monkeypatched
+torch.allclose, an always-true __eq__, sys.exit). Prints the seconds of each, the ratio and the
+mean score per kind of submission (the hostile ones show why stock grading is not tamper-proof).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+KINDS = ["correct", "wrong", "blank", "hostile"]
+HOSTILE_PREFIX = (
+    "import torch as _t\n"
+    "_t.allclose = lambda *a, **k: True\n"
+    "_t.testing.assert_close = lambda *a, **k: None\n"
+    "_t.Tensor.__eq__ = lambda self, other: _t.ones((), dtype=_t.bool)\n"
+    "try:\n"
+    "    get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])\n"
+    "except NameError:\n"
+    "    pass\n"
+)
+
+
+def assignments():
+    src = REPO / "exercises" / "source"
+    return sorted(d.name for d in src.iterdir() if (d / f"{d.name}.ipynb").exists())
+
+
+def nbgrader(args, course, env, check=True):
+    cmd = [str(BIN / "nbgrader"), *args]
+    r = subprocess.run(cmd, cwd=course, env=env, capture_output=True, text=True)
+    if check and r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{r.stdout[-2000:]}{r.stderr[-3000:]}")
+    return r
+
+
+def make_course(root, names, engine):
+    root.mkdir(parents=True)
+    shutil.copytree(REPO / "exercises" / "source", root / "source")
+    for d in (root / "source").iterdir():
+        if d.name not in names:
+            shutil.rmtree(d)
+    if engine:
+        shutil.copy(REPO / "exercises" / "nbgrader_config.py", root / "nbgrader_config.py")
+        text = (root / "nbgrader_config.py").read_text()
+        text = text.replace(
+            "REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))",
+            f"REPO = {str(REPO)!r}",
+        )
+        (root / "nbgrader_config.py").write_text(text)
+    else:
+        (root / "nbgrader_config.py").write_text(
+            f"c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = 'bench'\n"
+            f"c.CourseDirectory.root = {str(root)!r}\n"
+        )
+
+
+def solution_sources(source_nb):
+    out = {}
+    for c in source_nb["cells"]:
+        meta = c.get("metadata", {}).get("nbgrader", {})
+        if meta.get("solution") and c["cell_type"] == "code":
+            out[meta["grade_id"]] = "".join(c["source"])
+    return out
+
+
+def submission(release, solutions, kind, i):
+    nb = json.loads(json.dumps(release))
+    sol_ids = [gid for gid in solutions]
+    broken = sol_ids[i % len(sol_ids)] if sol_ids else None
+    first = True
+    for c in nb["cells"]:
+        gid = c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid not in solutions or kind == "blank":
+            continue
+        code = solutions[gid]
+        if kind == "wrong" and gid == broken:
+            continue  # this exercise left as the release stub
+        if kind == "hostile":
+            code = (HOSTILE_PREFIX if first else "") + "raise SystemExit(0)\n" * (not first)
+        c["source"] = code
+        first = False
+    return nb
+
+
+def populate(courses, names, students):
+    """Same submissions in every course: student s<k> of kind KINDS[k % 4]."""
+    for name in names:
+        source = json.loads((REPO / "exercises/source" / name / f"{name}.ipynb").read_text())
+        release = json.loads((courses[0] / "release" / name / f"{name}.ipynb").read_text())
+        sols = solution_sources(source)
+        for k in range(students):
+            kind = KINDS[k % len(KINDS)]
+            nb = submission(release, sols, kind, k)
+            for course in courses:
+                d = course / "submitted" / f"s{k:03d}-{kind}" / name
+                d.mkdir(parents=True, exist_ok=True)
+                (d / f"{name}.ipynb").write_text(json.dumps(nb))
+
+
+def mean_scores(course, env):
+    nbgrader(["export"], course, env)
+    lines = (course / "grades.csv").read_text().splitlines()[1:]
+    by_kind = {k: [] for k in KINDS}
+    for line in lines:
+        f = line.split(",")
+        kind = f[3].split("-")[-1]
+        by_kind[kind].append(float(f[9]) / float(f[10]) if float(f[10]) else 0.0)
+    return {k: sum(v) / len(v) for k, v in by_kind.items() if v}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m bench.grading")
+    p.add_argument("--students", type=int, default=30)
+    p.add_argument("--jobs", type=int, default=os.cpu_count())
+    p.add_argument("--keep", action="store_true", help="keep the temporary courses")
+    args = p.parse_args(argv)
+    names = assignments()
+    if not names:
+        sys.exit("no assignments under exercises/source/")
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    env["PYTHONPATH"] = str(REPO)
+    env.pop("AUTOGRADER_CHECKS_PACKAGE", None)
+    work = Path(tempfile.mkdtemp(prefix="bench-grading-"))
+    stock, ours = work / "stock", work / "engine"
+    try:
+        make_course(stock, names, engine=False)
+        make_course(ours, names, engine=True)
+        for course in (stock, ours):
+            for name in names:
+                nbgrader(["generate_assignment", name, "--force"], course, env)
+        populate([stock, ours], names, args.students)
+        n = args.students * len(names)
+        print(
+            f"{args.students} students x {len(names)} assignments "
+            f"({', '.join(names)}) = {n} notebooks"
+        )
+
+        t = time.perf_counter()
+        for name in names:
+            nbgrader(["autograde", name, "--force"], stock, env, check=False)
+        t_stock = time.perf_counter() - t
+        print(f"stock nbgrader autograde (in-kernel): {t_stock:8.1f} s")
+
+        t = time.perf_counter()
+        for name in names:
+            cmd = [sys.executable, "-m", "autograder", "grade", name, "--quiet"]
+            r = subprocess.run(
+                cmd + ["--jobs", str(args.jobs)], cwd=ours, env=env, text=True, capture_output=True
+            )
+            if r.returncode != 0:
+                sys.exit(f"engine failed:\n{r.stdout[-2000:]}{r.stderr[-3000:]}")
+        t_ours = time.perf_counter() - t
+        print(f"engine (bwrap sandbox, --jobs {args.jobs}):      {t_ours:8.1f} s")
+        print(f"ratio stock/engine: {t_stock / t_ours:.1f}x")
+        s_stock, s_ours = mean_scores(stock, env), mean_scores(ours, env)
+        print("mean score fraction by kind   stock   engine")
+        for k in KINDS:
+            print(f"  {k:<26} {s_stock.get(k, 0):6.2f}   {s_ours.get(k, 0):6.2f}")
+    finally:
+        if args.keep:
+            print(f"courses kept under {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
