@@ -6,8 +6,12 @@
    tools/sysdeps.sh) into _static/mathjax so no page loads math from a CDN.
 """
 
+import os
 import re
 import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 from sphinx.search import SearchLanguage
@@ -120,7 +124,51 @@ def _dedupe_scripts(app, exception):
             page.write_text(head + html[head_end:], encoding="utf-8")
 
 
+def release_notebooks(root):
+    """Generate the student release notebooks exercises/release/<a>/<a>.ipynb with nbgrader.
+
+    Runs on a temporary copy of the course (its own gradebook), so the course's gradebook is never
+    touched; an assignment is regenerated only when its source notebook is newer than the release.
+    Returns the list of generated assignment names.
+    """
+    course = Path(root) / "exercises"
+    done = []
+    for src in sorted((course / "source").glob("*/*.ipynb")):
+        name = src.parent.name
+        dst = course / "release" / name / src.name
+        if dst.exists() and dst.stat().st_mtime >= src.stat().st_mtime:
+            continue
+        bindir = Path(sys.executable).parent
+        env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+        env["PYTHONPATH"] = str(root)
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copytree(course / "source" / name, Path(tmp) / "source" / name)
+            shutil.copy2(course / "nbgrader_config.py", tmp)
+            cmd = [
+                str(bindir / "nbgrader"),
+                "generate_assignment",
+                name,
+                "--force",
+                f"--db=sqlite:///{tmp}/gradebook.db",
+            ]
+            proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
+            out = Path(tmp) / "release" / name / src.name
+            if proc.returncode != 0 or not out.exists():
+                raise RuntimeError(
+                    f"nbgrader generate_assignment {name} failed:\n{proc.stderr[-2000:]}"
+                )
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(out, dst)
+        done.append(name)
+    return done
+
+
+def _make_release_notebooks(app):
+    release_notebooks(Path(app.srcdir))
+
+
 def setup(app):
+    app.connect("builder-inited", _make_release_notebooks)
     app.add_search_language(SearchKorean)
     app.connect("build-finished", _dedupe_scripts)
     app.connect("build-finished", _copy_mathjax)
