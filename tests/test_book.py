@@ -97,6 +97,20 @@ def test_execution_statistics_page_lists_chapters(built_book):
         assert f"book/{page}" in html, page
 
 
+def test_chapters_link_released_assignments(built_book):
+    """A chapter whose assignment exists in exercises/source links the student notebook."""
+    linked = 0
+    for page in CHAPTERS:
+        topic = page.split("_", 1)[1]
+        if not (ROOT / "exercises" / "source" / topic).is_dir():
+            continue
+        assert (ROOT / "exercises" / "release" / topic / f"{topic}.ipynb").is_file(), topic
+        html = (built_book / "book" / f"{page}.html").read_text(encoding="utf-8")
+        assert re.search(rf'href="[^"]*_downloads/[^"]*/{topic}\.ipynb"', html), page
+        linked += 1
+    assert linked >= 2
+
+
 # ---------------------------------------------------------------------------------------------
 # Content structure (checked on the sources, no build needed)
 

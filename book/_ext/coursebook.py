@@ -163,12 +163,47 @@ def release_notebooks(root):
     return done
 
 
-def _make_release_notebooks(app):
-    release_notebooks(Path(app.srcdir))
+TOPICS = [
+    "softmax",
+    "attention",
+    "masking",
+    "multihead",
+    "positional",
+    "normalization",
+    "efficient",
+    "models",
+    "decoding",
+]
+
+
+def assignment_substitutions(root):
+    """MyST substitutions {{ assignment_<topic> }}: a download link to the student notebook when
+    the assignment exists, otherwise a sentence saying it is not released yet."""
+    subs = {}
+    for topic in TOPICS:
+        nb = Path(root) / "exercises" / "release" / topic / f"{topic}.ipynb"
+        if nb.exists():
+            subs[f"assignment_{topic}"] = (
+                f"학생용 노트북 내려받기: {{download}}`{topic}.ipynb "
+                f"<../exercises/release/{topic}/{topic}.ipynb>`"
+            )
+        else:
+            subs[f"assignment_{topic}"] = (
+                f"이 장의 채점 과제 노트북(`exercises/source/{topic}/`)은 아직 공개되지 않았습니다."
+            )
+    return subs
+
+
+def _config_inited(app, config):
+    root = Path(app.srcdir)
+    release_notebooks(root)
+    subs = dict(getattr(config, "myst_substitutions", None) or {})
+    subs.update(assignment_substitutions(root))
+    config.myst_substitutions = subs
 
 
 def setup(app):
-    app.connect("builder-inited", _make_release_notebooks)
+    app.connect("config-inited", _config_inited)
     app.add_search_language(SearchKorean)
     app.connect("build-finished", _dedupe_scripts)
     app.connect("build-finished", _copy_mathjax)
