@@ -90,11 +90,31 @@ def test_build_succeeds_with_warnings_as_errors(built_book):
         assert (built_book / name).is_file() or (built_book / "book" / f"{page}.html").is_file()
 
 
+def _exec_rows(html_dir):
+    """(document, seconds, ok) rows of the {nb-exec-table} on the execution-statistics page."""
+    html = (html_dir / "book" / "exec_stats.html").read_text(encoding="utf-8")
+    body = html[html.find("<tbody") : html.find("</tbody>")]
+    rows = []
+    for tr in re.findall(r"<tr.*?</tr>", body, flags=re.S):
+        cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td.*?</td>", tr, re.S)]
+        rows.append((cells[0], float(cells[3]), cells[4] == "✅"))
+    return rows
+
+
 def test_execution_statistics_page_lists_chapters(built_book):
-    html = (built_book / "book" / "exec_stats.html").read_text(encoding="utf-8")
-    assert "<table" in html
-    for page in ["intro", *CHAPTERS[:4]]:
-        assert f"book/{page}" in html, page
+    rows = _exec_rows(built_book)
+    docs = {doc for doc, _, _ in rows}
+    for page in ["intro", *CHAPTERS]:
+        assert f"book/{page}" in docs, page
+    assert all(ok for _, _, ok in rows), rows
+
+
+def test_execution_time_budget(built_book):
+    """Cold build < 5 min on 2 cores: each page executes in <= 40 s, all pages in <= 200 s."""
+    rows = _exec_rows(built_book)
+    slow = [(doc, t) for doc, t, _ in rows if t > 40]
+    assert not slow, slow
+    assert sum(t for _, t, _ in rows) <= 200, rows
 
 
 def test_chapters_link_released_assignments(built_book):
