@@ -1,0 +1,450 @@
+"""Red team: hostile submissions (tests/redteam/*.py) graded by the real engine in its sandbox.
+
+One temporary copy of the repo per test module, with canary strings planted in solutions/, the
+hidden checks and the source notebooks. Every assignment is graded once with the batch CLI
+(2 sandboxes), feedback is generated, and then each hostile student is checked:
+
+- it scores no more than the blank release notebook;
+- the correct student keeps full marks, the blank one zero, and the gradebook stays intact;
+- no canary reaches any student-visible output (release/, autograded/, feedback/, CLI output);
+- nothing connected to a socket opened on the host, nothing was written outside the sandbox,
+  no process of the sandbox uids is left behind.
+
+Hostile code only ever runs inside the sandbox: the fixture first verifies the sandbox's limits
+with a probe, and the CLI refuses to grade without bubblewrap (no unsafe flag is ever passed).
+"""
+
+import importlib.util
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import notebook as nbio
+
+REPO = Path(__file__).resolve().parents[1]
+REDTEAM = REPO / "tests" / "redteam"
+BIN = Path(sys.executable).parent
+WALL_S = 8  # per check; the good students need well under a second per check
+ASSIGNMENTS = ("softmax", "masking")
+SPECS = sorted(p for p in REDTEAM.glob("*.py"))
+
+WRONG = {
+    "softmax": (
+        "def softmax(x, dim=-1, temperature=1.0):\n    return x * 0\n"
+        "def softmax_jacobian(p):\n    return p.unsqueeze(-1) * 0 + p.unsqueeze(-2) * 0\n"
+        "def log_softmax(x, dim=-1):\n    return x * 0\n"
+        "def cross_entropy(logits, target, ignore_index=-100, reduction='mean'):\n"
+        "    return logits.sum() * 0\n"
+    ),
+    "masking": (
+        "def causal_mask(T, S=None, device=None):\n"
+        "    return torch.ones(T, S or T, dtype=torch.bool, device=device)\n"
+        "def padding_mask(lengths, S=None):\n"
+        "    return torch.ones(len(lengths), 1, 1, S or 1, dtype=torch.bool)\n"
+        "def combine_masks(*masks):\n    return masks[0]\n"
+        "def masked_softmax(scores, mask, dim=-1):\n    return scores * 0\n"
+        "def masked_softmax_renorm(scores, mask, dim=-1):\n    return scores * 0\n"
+        "class CausalAttention(nn.Module):\n"
+        "    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):\n"
+        "        super().__init__()\n"
+        "        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)\n"
+        "        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)\n"
+        "        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)\n"
+        "    def forward(self, x):\n        return self.W_value(x) * 0\n"
+    ),
+}
+
+
+def load_spec(path):
+    spec = importlib.util.spec_from_file_location(f"redteam_{path.stem}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # the spec only builds notebooks; hostile code is in strings
+    return mod
+
+
+PERSIST = [p for p in SPECS if getattr(load_spec(p), "NEXT_STUDENT", False)]
+BATCH = [p for p in SPECS if p not in PERSIST]  # persistence attacks get their own sequential test
+
+
+def sid(path):
+    return "x_" + path.stem
+
+
+# ------------------------------------------------------------------ course set-up
+
+
+def _copy_repo(dst):
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("autograder", "solutions"):
+        shutil.copytree(REPO / name, dst / name, ignore=ignore)
+    (dst / "exercises").mkdir()
+    shutil.copytree(REPO / "exercises" / "source", dst / "exercises" / "source", ignore=ignore)
+    shutil.copy(REPO / "exercises" / "nbgrader_config.py", dst / "exercises" / "nbgrader_config.py")
+
+
+def _plant_canaries(repo, tokens):
+    for a in ASSIGNMENTS:
+        for key, path in (
+            ("sol", repo / "solutions" / f"{a}.py"),
+            ("chk", repo / "autograder" / "checks" / f"{a}.py"),
+        ):
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(f'\n# {tokens[key]}\n_CANARY = "{tokens[key]}"\n')
+        nb_path = repo / "exercises" / "source" / a / f"{a}.ipynb"
+        nb = nbformat.read(nb_path, as_version=4)
+        for cell in nb.cells:
+            cell.source = re.sub(
+                r"^([ \t]*)### BEGIN SOLUTION\n",
+                lambda m: f"{m.group(1)}### BEGIN SOLUTION\n{m.group(1)}# {tokens['nb']}\n",
+                cell.source,
+                flags=re.M,
+            )
+            cell.source = cell.source.replace(
+                "### BEGIN HIDDEN TESTS\n", f"### BEGIN HIDDEN TESTS\n# {tokens['hid']}\n"
+            )
+        nbformat.write(nb, nb_path)
+
+
+def _env(repo):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(repo)
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    env.pop("AUTOGRADER_UNSAFE_NO_SANDBOX", None)
+    env.pop("AUTOGRADER_CHECKS_PACKAGE", None)
+    return env
+
+
+def _run(cmd, course, env, timeout):
+    t0 = time.monotonic()
+    r = subprocess.run(
+        cmd, cwd=course, env=env, capture_output=True, text=True, timeout=timeout, errors="replace"
+    )
+    return r, time.monotonic() - t0
+
+
+def _verify_sandbox(repo, course, port):
+    """Run a probe in the real sandbox: limits set, no repo/course visible, no network."""
+    from autograder.engine import Engine
+    from tests.redteam.probe_checks import probe
+
+    probe.EXPECTED.update(repo=str(repo), course=str(course), port=port)
+    eng = Engine(jobs=1, checks_package="tests.redteam.probe_checks")
+    try:
+        report = eng.grade_cells("probe", ["test_limits"], [probe.PROBE])
+    finally:
+        eng.close()
+    verdict = report.verdicts["test_limits"]
+    assert verdict.passed, f"sandbox not safe, refusing to run hostile code: {verdict.message}"
+
+
+def _substitute(src, a, ctx):
+    return (
+        src.replace("__WRONG__", WRONG[a])
+        .replace("__REPO__", str(ctx["repo"]))
+        .replace("__COURSE__", str(ctx["course"]))
+        .replace("__PORT__", str(ctx["port"]))
+        .replace("__MARK__", str(ctx["mark"]))
+    )
+
+
+def _release_cells(nb):
+    return {nbio.grade_id(c): c for c in nb.cells if nbio.is_solution(c)}
+
+
+def _write_submission(course, a, student, nb):
+    folder = course / "submitted" / student / a
+    folder.mkdir(parents=True)
+    nbformat.write(nb, folder / f"{a}.ipynb")
+    return folder
+
+
+def _sandbox_processes():
+    """Host processes running as one of the sandbox uids (61000 + slot)."""
+    out = []
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            status = (p / "status").read_text()
+        except OSError:
+            continue
+        m = re.search(r"^Uid:\s+(\d+)", status, re.M)
+        if m and 61000 <= int(m.group(1)) < 61100:
+            out.append(int(p.name))
+    return out
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    from autograder.sandbox import check_bwrap
+
+    check_bwrap()  # raises SandboxUnavailable (test error, not a skip) without bubblewrap
+    tmp = tmp_path_factory.mktemp("redteam")
+    repo = tmp / "repo"
+    course = repo / "exercises"
+    mark = tmp / "mark"
+    mark.mkdir()
+    _copy_repo(repo)
+    tokens = {k: f"CANARY-{k.upper()}-{secrets.token_hex(8)}" for k in ("sol", "chk", "nb", "hid")}
+    _plant_canaries(repo, tokens)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    env = _env(repo)
+    ctx = {"repo": repo, "course": course, "port": port, "mark": mark}
+
+    for a in ASSIGNMENTS:
+        r, _ = _run([str(BIN / "nbgrader"), "generate_assignment", a, "--force"], course, env, 300)
+        assert r.returncode == 0, r.stderr[-2000:]
+    _verify_sandbox(repo, course, port)
+
+    specs = {p: load_spec(p) for p in BATCH}
+    for a in ASSIGNMENTS:
+        release = nbformat.read(course / "release" / a / f"{a}.ipynb", as_version=4)
+        source = nbformat.read(course / "source" / a / f"{a}.ipynb", as_version=4)
+        good = json.loads(json.dumps(release))
+        good = nbformat.from_dict(good)
+        src_cells = _release_cells(source)
+        for gid, cell in _release_cells(good).items():
+            cell.source = "\n".join(
+                ln for ln in src_cells[gid].source.splitlines() if "CANARY" not in ln
+            )
+        _write_submission(course, a, "good", good)
+        _write_submission(course, a, "zz_good_last", good)  # graded after every hostile one
+        _write_submission(course, a, "blank", release)
+        for path, spec in specs.items():
+            if spec.ASSIGNMENT != a:
+                continue
+            nb = nbformat.from_dict(json.loads(json.dumps(release)))
+            cells = _release_cells(nb)
+            for gid, src in spec.CELLS.items():
+                cells[gid].source = _substitute(src, a, ctx)
+            folder = course / "submitted" / sid(path) / a
+            folder.mkdir(parents=True)
+            if not getattr(spec, "SYMLINK", False):
+                data = (
+                    spec.build(json.loads(nbformat.writes(nb)), ctx)
+                    if hasattr(spec, "build")
+                    else nbformat.writes(nb).encode()
+                )
+                (folder / f"{a}.ipynb").write_bytes(data)
+            if hasattr(spec, "extra"):
+                spec.extra(folder, ctx)
+
+    out = {"tokens": tokens, "course": course, "repo": repo, "mark": mark, "cli": {}, "times": {}}
+    for a in ASSIGNMENTS:
+        cmd = [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            a,
+            "--jobs",
+            "2",
+            "--wall",
+            str(WALL_S),
+            "--quiet",
+        ]
+        r, dt = _run(cmd, course, env, 600)
+        out["cli"][a] = r
+        out["times"][a] = dt
+        fb, _ = _run([str(BIN / "nbgrader"), "generate_feedback", a, "--force"], course, env, 600)
+        out["cli"][a + "_feedback"] = fb
+    connections = []
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except BlockingIOError:
+            break
+        connections.append(conn.recv(100))
+        conn.close()
+    listener.close()
+    out["connections"] = connections
+    time.sleep(0.5)
+    out["leftover"] = _sandbox_processes()
+    out["scores"] = _scores(course)
+    return out
+
+
+def _scores(course):
+    from nbgrader.api import Gradebook
+
+    scores = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for a in ASSIGNMENTS:
+            for sub in gb.assignment_submissions(a):
+                scores[(a, sub.student.id)] = (sub.score, sub.max_score)
+    return scores
+
+
+def _student_files(course, student):
+    for top in ("autograded", "feedback"):
+        base = course / top / student
+        if base.exists():
+            for p in base.rglob("*"):
+                if p.is_file():
+                    yield p
+
+
+def _leaks(data, tokens):
+    return [t for t in tokens.values() if t.encode() in data]
+
+
+# ------------------------------------------------------------------ tests
+
+
+def test_redteam_has_enough_hostile_submissions():
+    assert len(SPECS) >= 25
+    kinds = {load_spec(p).ASSIGNMENT for p in SPECS}
+    assert kinds == set(ASSIGNMENTS)
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_cli_succeeds_and_is_fast(graded, a):
+    r = graded["cli"][a]
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert graded["cli"][a + "_feedback"].returncode == 0, graded["cli"][a + "_feedback"].stderr[
+        -3000:
+    ]
+    assert graded["times"][a] < 150, graded["times"]
+    assert len(r.stdout) + len(r.stderr) < 200_000
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_reference_and_blank_students_unaffected(graded, a):
+    assert graded["scores"][(a, "good")] == (10.0, 10.0), graded["scores"]
+    assert graded["scores"][(a, "zz_good_last")] == (10.0, 10.0), graded["scores"]
+    assert graded["scores"][(a, "blank")][0] == 0.0
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_gradebook_intact(graded, a):
+    import sqlite3
+
+    db = graded["course"] / "gradebook.db"
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert "pwned" not in tables
+    finally:
+        con.close()
+    expected = {"good", "blank", "zz_good_last"} | {
+        sid(p) for p in BATCH if load_spec(p).ASSIGNMENT == a
+    }
+    got = {s for (aa, s) in graded["scores"] if aa == a}
+    assert got == expected
+    assert all(mx == 10.0 for (aa, _), (_, mx) in graded["scores"].items() if aa == a)
+
+
+@pytest.mark.parametrize("path", BATCH, ids=lambda p: p.stem)
+def test_hostile_scores_no_more_than_blank(graded, path):
+    a = load_spec(path).ASSIGNMENT
+    assert (a, sid(path)) in graded["scores"], f"{path.stem} is missing from the gradebook"
+    score, max_score = graded["scores"][(a, sid(path))]
+    assert max_score == 10.0
+    assert score <= graded["scores"][(a, "blank")][0], f"{path.stem} scored {score}"
+
+
+@pytest.mark.parametrize("path", BATCH, ids=lambda p: p.stem)
+def test_hostile_leaks_no_canary(graded, path):
+    leaks = {}
+    for p in _student_files(graded["course"], sid(path)):
+        found = _leaks(p.read_bytes(), graded["tokens"])
+        if found:
+            leaks[str(p.relative_to(graded["course"]))] = found
+    assert not leaks
+
+
+def test_no_canary_in_release_or_cli_output(graded):
+    for p in (graded["course"] / "release").rglob("*"):
+        if p.is_file():
+            assert not _leaks(p.read_bytes(), graded["tokens"]), p
+    for r in graded["cli"].values():
+        assert not _leaks((r.stdout + r.stderr).encode(), graded["tokens"])
+    for student in ("good", "blank", "zz_good_last"):
+        for p in _student_files(graded["course"], student):
+            assert not _leaks(p.read_bytes(), graded["tokens"]), p
+
+
+def test_no_network_connection_reached_the_host(graded):
+    assert graded["connections"] == []
+
+
+def test_nothing_written_outside_the_sandbox(graded):
+    assert list(graded["mark"].iterdir()) == []
+    pwned = [p for p in graded["repo"].rglob("*pwned*")]
+    assert pwned == []
+    assert not Path("/pwned_root").exists()
+
+
+def test_no_sandbox_process_left_behind(graded):
+    assert graded["leftover"] == []
+
+
+def test_feedback_escapes_html(graded):
+    html = graded["course"] / "feedback" / "x_xss_feedback" / "softmax" / "softmax.html"
+    text = html.read_text(encoding="utf-8")
+    assert "xss-redteam" in text  # the message is shown ...
+    assert '<script>alert("xss-redteam")' not in text  # ... but escaped
+    assert "<img src=x" not in text
+
+
+def test_hostile_failures_are_explained(graded):
+    """Feedback of a crashing or hanging submission says what happened (not a blank page)."""
+    course = graded["course"]
+    for name, words in (("x_infinite_loop", "시간 제한"), ("x_os_exit", "실패")):
+        nb = nbformat.read(course / "autograded" / name / "softmax" / "softmax.ipynb", as_version=4)
+        text = json.dumps([c.get("outputs", []) for c in nb.cells], ensure_ascii=False)
+        assert words in text, (name, text[:2000])
+
+
+# ------------------------------------------------------------------ persistence across students
+
+
+@pytest.fixture(scope="module")
+def sequential_engine():
+    """One sandbox (jobs=1): every notebook is graded in the same container, one after another."""
+    from autograder.engine import Engine
+    from autograder.sandbox import Limits
+
+    eng = Engine(jobs=1, limits=Limits(wall_s=WALL_S))
+    yield eng
+    eng.close()
+
+
+def _notebook_cells(a, spec_cells, ctx):
+    src = nbformat.read(REPO / "exercises" / "source" / a / f"{a}.ipynb", as_version=4)
+    rel = nbio.release_from_source(src)
+    cells = _release_cells(rel)
+    for gid, code in spec_cells.items():
+        cells[gid].source = _substitute(code, a, ctx)
+    return [gid for gid, _ in nbio.test_cells(rel)], nbio.solution_code(rel), src
+
+
+@pytest.mark.parametrize("path", PERSIST, ids=lambda p: p.stem)
+def test_hostile_cannot_affect_the_next_student(sequential_engine, tmp_path, path):
+    """Grade the hostile notebook, then a correct one in the same sandbox: full marks."""
+    spec = load_spec(path)
+    a = spec.ASSIGNMENT
+    ctx = {"repo": tmp_path, "course": tmp_path, "port": 9, "mark": tmp_path}
+    ids, hostile, src = _notebook_cells(a, spec.CELLS, ctx)
+    good = [c.source for c in src.cells if nbio.is_solution(c)]
+    report = sequential_engine.grade_cells(a, ids, hostile)
+    assert not any(v.passed for v in report.verdicts.values())
+    for _ in range(2):
+        report = sequential_engine.grade_cells(a, ids, good)
+        failed = {g: v.message[:300] for g, v in report.verdicts.items() if not v.passed}
+        assert not failed
