@@ -326,7 +326,9 @@ const imgs = Array.from(document.images).map(i => [i.src, i.complete && i.natura
 return {raw: (text.match(/\\$\\$|\\\\\\(|\\\\\\[/g) || []).length, math: mathNodes.length,
         rendered: rendered.length,
         errors: document.querySelectorAll('.MathJax_Error, .mjx-merror').length,
-        imgs: imgs};
+        imgs: imgs,
+        solutions: document.querySelectorAll('.solution').length,
+        hidden: document.querySelectorAll('.solution.toggle-hidden').length};
 """
 
 
@@ -348,6 +350,9 @@ def test_page_in_browser(browser, server, page):
     assert report["rendered"] >= report["math"], report
     broken = [src for src, ok in report["imgs"] if not ok]
     assert not broken, broken
+    if page in CHAPTERS:  # exercise solutions start collapsed (sphinx-togglebutton)
+        assert report["solutions"] >= 2
+        assert report["hidden"] == report["solutions"], report
 
 
 @pytest.mark.browser
