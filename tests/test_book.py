@@ -145,8 +145,8 @@ def test_chapter_structure(page):
     toggled solutions at the end."""
     src = _text(page)
     assert "kernelspec:" in src and "format_name: myst" in src, "not a MyST notebook"
-    i_goal = src.find("학습 목표")
-    assert 0 <= i_goal < src.find("```{code-cell}") or "```{code-cell}" not in src
+    after_title = re.search(r"^# .+\n+(.+)", src, flags=re.M).group(1)
+    assert after_title.startswith(":::{admonition} 학습 목표"), "must open with learning objectives"
     assert "## 요약" in src
     assert re.search(r"admonition\}\s*흔한 실수", src)
     assert "{exercise}" in src
