@@ -76,6 +76,45 @@ def built_book():
     return HTML
 
 
+BROKEN_PAGE = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# Broken
+
+```{code-cell} python3
+raise ValueError("this cell fails on purpose")
+```
+"""
+
+
+def test_a_failing_cell_fails_the_build(tmp_path):
+    """Same configuration, one page whose cell raises: jupyter-book must exit non-zero."""
+    shutil.copy(ROOT / "_config.yml", tmp_path)
+    shutil.copytree(BOOK / "_ext", tmp_path / "book" / "_ext")
+    shutil.copy(BOOK / "references.bib", tmp_path / "book")
+    (tmp_path / "book" / "broken.md").write_text(BROKEN_PAGE, encoding="utf-8")
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/broken\n", encoding="utf-8")
+    jb = Path(sys.executable).with_name("jupyter-book")
+    proc = subprocess.run(
+        [str(jb), "build", str(tmp_path), "--warningiserror", "--keep-going"],
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode != 0
+    assert "this cell fails on purpose" in proc.stdout + proc.stderr
+
+
 def test_toc_lists_every_page():
     assert _toc_files() == PAGES
     for page in PAGES:
