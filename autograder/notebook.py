@@ -81,15 +81,14 @@ def read_submission(path):
         kind = cell.get("cell_type")
         src = _text(cell.get("source"))
         meta = nbgrader_meta(cell)
+        new = {"cell_type": "raw", "metadata": {}, "source": src}
+        if kind in ("code", "markdown"):
+            new["cell_type"] = kind
         if kind == "code":
-            new = nbformat.v4.new_code_cell(src)
-        elif kind == "markdown":
-            new = nbformat.v4.new_markdown_cell(src)
-        else:
-            new = nbformat.v4.new_raw_cell(src)
+            new.update(outputs=[], execution_count=None)
         if meta:
-            new.metadata["nbgrader"] = nbformat.from_dict(json.loads(json.dumps(meta)))
-        nb.cells.append(new)
+            new["metadata"]["nbgrader"] = json.loads(json.dumps(meta))
+        nb.cells.append(nbformat.from_dict(new))  # plain data; no per-cell schema validation
     return nb, problems
 
 

@@ -148,8 +148,11 @@ def bwrap_command(exe, ctl_fd, limits, uid):
         inside.append(f"/sandbox/site-packages/{i}")
     for name in ("worker.py", "wire.py"):
         cmd += ["--ro-bind", str(HERE / name), f"/grader/{name}"]
-    for node in gpu_nodes():
+    nodes = gpu_nodes()
+    for node in nodes:
         cmd += ["--dev-bind", node, node]
+    if nodes:  # the CUDA driver reads PCI topology from /sys (no course files there)
+        cmd += ["--ro-bind", "/sys", "/sys"]
     config = {"ctl_fd": ctl_fd, "site_dirs": inside, "sandboxed": True, "scratch_root": "/tmp"}
     cmd += ["--chdir", "/tmp", py, "-I", "-S", "/grader/worker.py", json.dumps(config)]
     return cmd
@@ -220,7 +223,9 @@ class Sandbox:
         fd = worker_ctl.fileno()
         self.tmp = tempfile.mkdtemp(prefix="autograder-")
         if self.unsafe:
-            config = {"ctl_fd": fd, "site_dirs": [], "sandboxed": False, "scratch_root": self.tmp}
+            scratch = os.path.join(self.tmp, "scratch")
+            os.mkdir(scratch)
+            config = {"ctl_fd": fd, "site_dirs": [], "sandboxed": False, "scratch_root": scratch}
             cmd = [sys.executable, "-I", str(HERE / "worker.py"), json.dumps(config)]
             env = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "HOME": self.tmp}
         else:

@@ -237,6 +237,8 @@ def child_main(sock, ctl, spec):
         os.close(null)
         set_limits(dict(spec.get("limits", {}), uid=uid))
         Child(sock).serve()
+        os.chdir("/")
+        shutil.rmtree(scratch, ignore_errors=True)  # lets the zygote skip the reaper
     except BaseException:
         pass
     finally:
@@ -316,11 +318,28 @@ def zygote():
         if pid == 0:
             child_main(sock, ctl, spec)
         sock.close()
+        spec["pid"] = pid
         deadline = time.monotonic() + float(spec.get("wall_s", 30))
         status = wait_child(pid, ctl, deadline, functools.partial(kill_child, pid, me, spec))
-        kill_child(pid, me, spec)
-        reap(me, spec.get("uid"), spec["scratch"])
+        if status != "exit" or left_behind(me, spec):
+            kill_child(pid, me, spec)
+            reap(me, spec.get("uid"), spec["scratch"])
         ctl.send(json.dumps({"op": "done", "status": status}).encode())
+
+
+def left_behind(me, spec):
+    """True when the finished child left a process or a file in the scratch area."""
+    if CONFIG.get("sandboxed"):
+        if any(p.isdigit() and int(p) not in (1, me) for p in os.listdir("/proc")):
+            return True
+    else:
+        try:
+            os.killpg(spec.get("pid", -1), 0)
+            return True
+        except OSError:
+            pass
+    root = CONFIG.get("scratch_root", "/tmp")
+    return bool(os.listdir(root))
 
 
 def kill_child(pid, me, spec):

@@ -2,11 +2,14 @@
 
     python -m bench.grading [--students 30] [--jobs N] [--keep]
 
-Builds two temporary course roots from exercises/source/ (every assignment that exists): one
-with nbgrader's default configuration (in-kernel grading) and one with exercises/nbgrader_config.py
-(the engine, sandbox on). Both get identical submissions: correct, wrong (one exercise broken),
-blank, and hostile (an input transformer that turns later cells into `pass`, monkeypatched
-torch.allclose, an always-true __eq__, sys.exit). Prints the seconds of each, the ratio and the
+Both sides are timed end to end (process start, imports, sandbox start-up, gradebook and
+autograded/ writes): stock = one `nbgrader autograde <a>` per assignment, engine = one
+`python -m autograder grade <a> <b> ...`. Builds two temporary course roots from
+exercises/source/ (every assignment that exists): one with nbgrader's default configuration
+(in-kernel grading) and one with exercises/nbgrader_config.py (the engine, sandbox on).
+Both get identical submissions: correct, wrong (one exercise broken), blank, and hostile (an
+input transformer that turns later cells into `pass`, monkeypatched torch.allclose, an
+always-true __eq__, sys.exit). Prints the seconds of each, the ratio and the
 mean score per kind of submission (the hostile ones show why stock grading is not tamper-proof).
 """
 
@@ -157,15 +160,15 @@ def main(argv=None):
         print(f"stock nbgrader autograde (in-kernel): {t_stock:8.1f} s")
 
         t = time.perf_counter()
-        for name in names:
-            cmd = [sys.executable, "-m", "autograder", "grade", name, "--quiet"]
-            r = subprocess.run(
-                cmd + ["--jobs", str(args.jobs)], cwd=ours, env=env, text=True, capture_output=True
-            )
-            if r.returncode != 0:
-                sys.exit(f"engine failed:\n{r.stdout[-2000:]}{r.stderr[-3000:]}")
+        cmd = [sys.executable, "-m", "autograder", "grade", *names, "--quiet"]
+        r = subprocess.run(
+            cmd + ["--jobs", str(args.jobs)], cwd=ours, env=env, text=True, capture_output=True
+        )
+        if r.returncode != 0:
+            sys.exit(f"engine failed:\n{r.stdout[-2000:]}{r.stderr[-3000:]}")
         t_ours = time.perf_counter() - t
         print(f"engine (bwrap sandbox, --jobs {args.jobs}):      {t_ours:8.1f} s")
+        print(f"  (one run: python -m autograder grade {' '.join(names)} --jobs {args.jobs})")
         print(f"ratio stock/engine: {t_stock / t_ours:.1f}x")
         s_stock, s_ours = mean_scores(stock, env), mean_scores(ours, env)
         print("mean score fraction by kind   stock   engine")
