@@ -160,6 +160,7 @@ class Verdict:
     passed: bool
     message: str = ""
     seconds: float = 0.0
+    load_failed: bool = False  # the worker died or hung while running the solution cells
 
 
 @dataclass
@@ -174,6 +175,7 @@ def run_check(sandbox, spec, cells, run_seed):
     """Run one check in a fresh child; every failure mode becomes a failed Verdict."""
     t0 = time.monotonic()
     message = ""
+    loading = False
     try:
         session = sandbox.open(spec.wall_s)
     except Exception as e:  # sandbox could not start: not the student's fault, but no points
@@ -184,13 +186,17 @@ def run_check(sandbox, spec, cells, run_seed):
             seed = derive_seed(run_seed, spec.grade_id, device.type)
             rng = torch.Generator().manual_seed(seed)
             student = Student(session, device, derive_seed(seed, "worker"))
+            loading = True
             student._load(cells)
+            loading = False
             spec.fn(student, rng, device)
         passed = True
     except CheckFailed as e:
         passed, message = False, str(e)
     except WorkerError as e:
         passed, message = False, f"실행 실패 (run failed): {e}"
+        if loading:
+            message = f"코드 셀 실행 실패 (your solution cells did not finish running): {e}"
     except wire.WireError as e:
         passed, message = False, f"잘못된 형식의 결과 (malformed result): {e}"
     except AssertionError as e:
@@ -202,7 +208,7 @@ def run_check(sandbox, spec, cells, run_seed):
         status = sandbox.finish(session)
     if not passed and status not in ("exit", None):
         message += f"\n[worker: {status}]"
-    return Verdict(spec.grade_id, passed, message[:4000], time.monotonic() - t0)
+    return Verdict(spec.grade_id, passed, message[:4000], time.monotonic() - t0, loading)
 
 
 def grade_cells(sandbox, checks, grade_ids, cells, run_seed):
@@ -210,14 +216,20 @@ def grade_cells(sandbox, checks, grade_ids, cells, run_seed):
     ``grade_ids`` = the test cells to score (from the trusted source). Returns a Report."""
     t0 = time.monotonic()
     report = Report()
+    broken = None  # a verdict whose worker hung/died while loading the cells
     for gid in grade_ids:
         spec = checks.get(gid)
+        if broken is not None:  # loading is the same for every check: do not wait again
+            report.verdicts[gid] = Verdict(gid, False, broken.message, 0.0, True)
+            continue
         if spec is None:
             msg = f"no hidden check registered for test cell {gid!r}"
             log.error(msg)
             report.verdicts[gid] = Verdict(gid, False, f"채점 설정 오류 (grader error): {msg}")
             continue
         report.verdicts[gid] = run_check(sandbox, spec, cells, run_seed)
+        if report.verdicts[gid].load_failed:
+            broken = report.verdicts[gid]
     report.seconds = time.monotonic() - t0
     return report
 

@@ -373,6 +373,16 @@ def test_timeout_kills_child_and_next_check_runs(sandbox):
     assert grade(sandbox, ["def f(x):\n    return x + 1\n"], fn).passed and box["value"] == 4
 
 
+def test_hang_while_loading_cells_is_waited_for_once(sandbox):
+    fn, _ = call_check("f", 1)
+    specs = {g: CheckSpec(g, fn, 1.5) for g in ("a", "b", "c")}
+    hang = ["import time\nwhile True:\n    time.sleep(0.01)\n", "def f(x):\n    return x\n"]
+    report = grade_cells(sandbox, specs, ["a", "b", "c"], hang, new_run_seed())
+    assert [v.passed for v in report.verdicts.values()] == [False] * 3
+    assert all("시간 제한" in v.message for v in report.verdicts.values())
+    assert report.seconds < 1.5 * 2  # not 3 x 1.5 s
+
+
 def test_module_proxy_state_output_and_grads(sandbox):
     from fixture_checks import demo
 
