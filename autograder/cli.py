@@ -182,7 +182,7 @@ def grade(args):
 
     from autograder import nbgrader_plugin as plug
     from autograder import notebook as nbio
-    from autograder.engine import Engine
+    from autograder.engine import Engine, empty_report
 
     engine = Engine(jobs=len(boxes), limits=limits, unsafe=args.unsafe, sandboxes=boxes)
     plug.set_engine(engine)
@@ -199,7 +199,13 @@ def grade(args):
 
             def one(task, assignment=assignment):
                 _, _, template, nb, _ = task
-                report, rebuilt = engine.grade_notebook(assignment, template, nb)
+                rebuilt = nbio.rebuild(template, nb)
+                try:
+                    report, rebuilt = engine.grade_notebook(assignment, template, nb)
+                except Exception as e:  # a grader bug must not stop the whole class
+                    logging.exception("grading %s failed", task[:2])
+                    gids = [gid for gid, _ in nbio.test_cells(template)]
+                    report = empty_report(gids, f"채점 오류 (grader error): {e}")
                 return plug.digest(nbio.solution_code(rebuilt)), report
 
             # grading runs in the pool while nbgrader records finished notebooks in order

@@ -1,7 +1,7 @@
 """Grading engine: a pool of sandboxes, the secret run seed, notebook-level grading.
 
 engine = Engine(jobs=4)                       # or Engine(unsafe=True) without bwrap
-report = engine.grade_notebook("softmax", template_nb, submission_nb)
+report, rebuilt_nb = engine.grade_notebook("softmax", template_nb, submission_nb)
 engine.close()
 """
 
@@ -9,22 +9,22 @@ import atexit
 import logging
 import os
 import queue
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from autograder import notebook as nbio
-from autograder.judge import Report, grade_cells, load_checks, new_run_seed
+from autograder.judge import Report, Verdict, grade_cells, load_checks, new_run_seed
 from autograder.sandbox import Limits, Sandbox, check_bwrap, unsafe_requested
 
 log = logging.getLogger("autograder")
-UNSAFE_WARNING = (
-    "\n"
-    + "!" * 78
-    + "\n!! UNSAFE: grading WITHOUT the bubblewrap sandbox. Student code runs with your\n"
-    "!! permissions and can read solutions/, hidden checks and the gradebook, and write them.\n"
-    + "!"
-    * 78
-)
+BANG = "!" * 78
+UNSAFE_WARNING = f"""
+{BANG}
+!! UNSAFE: grading WITHOUT the bubblewrap sandbox (--unsafe-no-sandbox).
+!! Student code runs with your permissions: it can read solutions/, the hidden checks
+!! and the gradebook, write them, and reach the network.
+{BANG}"""
 
 
 class Engine:
@@ -43,7 +43,7 @@ class Engine:
         self.limits = limits or Limits()
         self.unsafe = unsafe_requested(unsafe)
         if self.unsafe:
-            log.warning(UNSAFE_WARNING)
+            print(UNSAFE_WARNING, file=sys.stderr, flush=True)
         else:
             check_bwrap()  # refuse to grade without a working sandbox
         self.checks_package = checks_package
@@ -102,6 +102,5 @@ class Engine:
 
 
 def empty_report(grade_ids, message):
-    from autograder.judge import Verdict
-
+    """A Report failing every test cell with the same message."""
     return Report({gid: Verdict(gid, False, message) for gid in grade_ids})
