@@ -230,7 +230,7 @@ class Sandbox:
             env = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "HOME": self.tmp}
         else:
             cmd = bwrap_command(check_bwrap(), fd, self.limits, self.uid)
-            env = None
+            env = {"PATH": "/usr/bin:/bin"}  # bwrap itself (pid 1 inside) gets no secrets
         log = open(os.path.join(self.tmp, "zygote.log"), "wb")
         self.proc = LAUNCHER.submit(
             subprocess.Popen,

@@ -304,15 +304,18 @@ def test_sandbox_hides_course_and_network(sandbox, tmp_path):
             "    return out\n"
         )
         paths = [str(canary), str(REPO / "solutions" / "__init__.py"), "/etc/passwd"]
+        paths += ["/proc/1/environ", "/proc/self/environ"]
         fn, box = call_check("probe", paths)
         v = grade(sandbox, [probe], fn)
         assert v.passed, v.message
         out = box["value"]
         assert "SECRET" not in out and out[0] == "FileNotFoundError"
         assert out[1] == "FileNotFoundError" and out[2] == "FileNotFoundError"
-        assert out[3] != "net" and out[4] != "wrote /usr"
+        for env in out[3:5]:  # neither bwrap (pid 1) nor the child carry the judge's environment
+            assert "PYTHONPATH" not in env and str(REPO) not in env
+        assert out[5] != "net" and out[6] != "wrote /usr"
         for name in ("work", "home", "srv"):
-            assert f"'{name}" not in out[5]
+            assert f"'{name}" not in out[7]
     finally:
         canary.unlink()
 
