@@ -14,6 +14,7 @@ Configured in exercises/nbgrader_config.py:
 import datetime
 import hashlib
 import os
+import stat
 import threading
 
 import nbformat
@@ -21,6 +22,7 @@ from nbconvert.exporters import NotebookExporter
 from nbconvert.exporters.exporter import ResourcesDict
 from nbgrader import utils
 from nbgrader.api import Gradebook
+from nbgrader.converters import base as nbgrader_base
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor, SaveAutoGrades
 from traitlets import Bool, Integer, Unicode
@@ -188,8 +190,43 @@ def write_verdicts(nb, report):
         ]
 
 
+def _robust_timestamp(self, dest_path):
+    """CourseDirectory.get_existing_timestamp that survives a hostile timestamp.txt.
+
+    nbgrader 0.9.6 crashes on a garbage one (it calls a missing ``self.fail``), which stops grading
+    of that student, and would follow a symlink or block on a FIFO. The file is student-controlled:
+    anything but a readable regular file with a valid date falls back to the file's own
+    modification time (when it was collected), with a warning."""
+    path = os.path.join(dest_path, "timestamp.txt")
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISREG(info.st_mode):
+        try:
+            return _ORIGINAL_TIMESTAMP(self, dest_path)
+        except Exception:
+            pass
+    mtime = datetime.datetime.fromtimestamp(info.st_mtime, tz=datetime.UTC)
+    self.log.warning("Invalid timestamp file %s; using its modification time %s", path, mtime)
+    return mtime.replace(tzinfo=None)
+
+
+def _regular_files(path, exclude=None):
+    """nbgrader's find_all_files without symlinks and special files: nbgrader copies every
+    extra file of a submission into autograded/ and feedback/ (shutil.copy follows links)."""
+    return [f for f in _ORIGINAL_FIND(path, exclude) if not os.path.islink(f) and os.path.isfile(f)]
+
+
+_ORIGINAL_TIMESTAMP = CourseDirectory.get_existing_timestamp
+_ORIGINAL_FIND = nbgrader_base.find_all_files
+
+
 def configure(c, jobs=1, checks_package="", unsafe_no_sandbox=False):
     """Apply the engine to an nbgrader config object ``c`` (call from nbgrader_config.py)."""
+    # two fixes of nbgrader's handling of student-controlled files in submitted/ (see above)
+    CourseDirectory.get_existing_timestamp = _robust_timestamp
+    nbgrader_base.find_all_files = _regular_files
     from nbconvert.preprocessors import ClearMetadataPreprocessor
     from nbgrader.preprocessors import (
         AssignLatePenalties,

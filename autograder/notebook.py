@@ -9,7 +9,9 @@ submission, matched by grade_id.
 
 import copy
 import json
+import os
 import re
+import stat
 from pathlib import Path
 
 import nbformat
@@ -48,8 +50,10 @@ def read_submission(path):
     """Read an untrusted notebook -> (NotebookNode v4, list of problems). Never raises for
     bad content: an unreadable file becomes an empty notebook (every exercise then fails)."""
     problems = []
+    if through_symlink(path):
+        return empty_notebook(), ["submission is (inside) a symbolic link"]
     try:
-        raw = Path(path).read_bytes()
+        raw = read_regular_file(path, MAX_BYTES + 1)
     except OSError as e:
         return empty_notebook(), [f"cannot read file: {e}"]
     if len(raw) > MAX_BYTES:
@@ -90,6 +94,36 @@ def read_submission(path):
             new["metadata"]["nbgrader"] = json.loads(json.dumps(meta))
         nb.cells.append(nbformat.from_dict(new))  # plain data; no per-cell schema validation
     return nb, problems
+
+
+def through_symlink(path, levels=3):
+    """True when ``path`` or one of its ``levels - 1`` parent folders is a symlink
+    (submitted/<student>/<assignment>/<file>: each of these is student-controlled)."""
+    p = Path(os.path.abspath(path))
+    for _ in range(levels):
+        if p.is_symlink():
+            return True
+        p = p.parent
+    return False
+
+
+def read_regular_file(path, limit):
+    """Read at most ``limit`` bytes of a regular file that is not a symlink (a submitted file may
+    point at the instructor's solutions, or be a FIFO/device that never ends)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        chunks, size = [], 0
+        while size < limit:
+            chunk = os.read(fd, min(1 << 20, limit - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def is_solution(cell):

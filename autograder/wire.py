@@ -146,7 +146,7 @@ def decode(head_bytes, blob, device=None):
     """Parse one frame body -> (header dict, values dict). Raises WireError."""
     try:
         body = json.loads(head_bytes.decode("utf-8"), parse_constant=_reject_constant)
-    except (UnicodeDecodeError, ValueError) as e:
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise WireError("header is not valid JSON") from e
     if not isinstance(body, dict):
         raise WireError("header is not an object")

@@ -24,6 +24,7 @@ import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
 import traceback
 
@@ -227,8 +228,9 @@ def child_main(sock, ctl, spec):
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
-        scratch = spec["scratch"]
-        os.makedirs(scratch, mode=0o700, exist_ok=True)
+        # a fresh, unguessable dir (mkdtemp: O_EXCL, 0700) -- never a path a previous child
+        # could have prepared as a symlink, FIFO or locked directory
+        scratch = tempfile.mkdtemp(prefix="c", dir=spec["scratch_root"])
         os.chdir(scratch)
         os.environ.update(HOME=scratch, TMPDIR=scratch)
         null = os.open(os.devnull, os.O_RDWR)
@@ -248,8 +250,31 @@ def child_main(sock, ctl, spec):
 # ----------------------------------------------------------------------------- zygote
 
 
-def reap(zygote_pid, uid, scratch):
-    """Kill every process the child left behind and remove its scratch dir.
+def wipe(top, budget=200_000):
+    """Remove ``top`` whatever the child made of it (symlinks, FIFOs, mode-000 or deep trees),
+    without following links and without recursion."""
+    stack = [top]
+    while stack and budget > 0:
+        budget -= 1
+        path = stack[-1]
+        try:
+            if os.path.islink(path) or not os.path.isdir(path):
+                os.unlink(path)
+                stack.pop()
+                continue
+            os.chmod(path, 0o700)
+            entries = os.listdir(path)
+            if entries:
+                stack.extend(os.path.join(path, e) for e in entries[:1000])
+            else:
+                os.rmdir(path)
+                stack.pop()
+        except OSError:
+            stack.pop()
+
+
+def reap(zygote_pid, uid, root):
+    """Kill every process the child left behind and empty the scratch root (/tmp).
 
     Runs in a helper forked from the zygote. With a sandbox uid the helper drops to that uid, so
     the kernel lets it signal only the child's processes. Without one (unprivileged sandbox) it
@@ -278,16 +303,8 @@ def reap(zygote_pid, uid, scratch):
                     break
                 time.sleep(0.002)
 
-            def fix(func, path, exc):
-                try:
-                    os.chmod(os.path.dirname(path), 0o700)
-                    os.chmod(path, 0o700)
-                    func(path)
-                except OSError:
-                    pass
-
-            if scratch:
-                shutil.rmtree(scratch, onerror=fix)
+            for name in os.listdir(root) if root else []:
+                wipe(os.path.join(root, name))
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
@@ -298,7 +315,6 @@ def zygote():
     ctl = socket.socket(fileno=int(CONFIG["ctl_fd"]))
     me = os.getpid()
     ctl.send(json.dumps({"op": "ready", "pid": me}).encode())
-    n = 0
     while True:
         try:
             msg, fds, _, _ = socket.recv_fds(ctl, 65536, 1)
@@ -311,8 +327,7 @@ def zygote():
             for fd in fds:
                 os.close(fd)
             continue
-        n += 1
-        spec["scratch"] = os.path.join(CONFIG.get("scratch_root", "/tmp"), f"c{n}")
+        spec["scratch_root"] = CONFIG.get("scratch_root", "/tmp")
         sock = socket.socket(fileno=fds[0])
         pid = os.fork()
         if pid == 0:
@@ -323,7 +338,7 @@ def zygote():
         status = wait_child(pid, ctl, deadline, functools.partial(kill_child, pid, me, spec))
         if status != "exit" or left_behind(me, spec):
             kill_child(pid, me, spec)
-            reap(me, spec.get("uid"), spec["scratch"])
+            reap(me, spec.get("uid"), spec["scratch_root"])
         ctl.send(json.dumps({"op": "done", "status": status}).encode())
 
 

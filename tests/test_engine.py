@@ -200,6 +200,19 @@ def test_read_submission_survives_broken_files(tmp_path):
     assert [c.source for c in nb.cells] == ["x = 1"] and "v3" in problems[0]
 
 
+def test_read_submission_refuses_symlinks_and_special_files(tmp_path):
+    secret = tmp_path / "source.ipynb"
+    secret.write_text(json.dumps(source_nb()))  # the instructor's notebook with solutions
+    (tmp_path / "link.ipynb").symlink_to(secret)
+    os.mkfifo(tmp_path / "fifo.ipynb")  # would block a plain open()
+    (tmp_path / "linkdir").symlink_to(tmp_path)
+    for name in ("link.ipynb", "fifo.ipynb", "linkdir/source.ipynb"):
+        nb, problems = nbio.read_submission(tmp_path / name)
+        assert nb.cells == [] and problems, name
+    nb, _ = nbio.read_submission(secret)
+    assert "amax" in json.dumps(nb)  # the same file read directly is parsed (oracle)
+
+
 def test_rebuild_takes_only_solution_sources_from_submission():
     rel = nbio.release_from_source(source_nb())
     sub = nbformat.from_dict(json.loads(json.dumps(rel)))
