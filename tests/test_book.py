@@ -8,6 +8,7 @@ a rebuild with nothing changed fast; a cold build executes every page.
 
 import functools
 import http.server
+import json
 import os
 import re
 import shutil
@@ -247,11 +248,9 @@ TERM_RE = re.compile(
 )
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if p != "glossary"])
-def test_terms_follow_glossary(page):
-    """`한국어(English)` must use the glossary rendering; avoided variants never appear."""
+def _term_problems(prose):
+    """Every `한국어(English)` pair that departs from the glossary, and every avoided variant."""
     by_en = {t.lower(): e["ko"] for e in _glossary() for t in e["en"]}
-    prose = _prose(_text(page))
     wrong = []
     for m in TERM_RE.finditer(prose):
         before, en = m.group(1), m.group(2).strip().lower()
@@ -267,6 +266,25 @@ def test_terms_follow_glossary(page):
         for bad in e.get("avoid") or []:
             if bad in text:
                 wrong.append(f"'{bad}' is not used in this book; write '{e['ko']}'")
+    return wrong
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p != "glossary"])
+def test_terms_follow_glossary(page):
+    """`한국어(English)` must use the glossary rendering; avoided variants never appear."""
+    wrong = _term_problems(_prose(_text(page)))
+    assert not wrong, "\n".join(wrong)
+
+
+SOURCE_NOTEBOOKS = sorted((ROOT / "exercises" / "source").glob("*/*.ipynb"))
+
+
+@pytest.mark.parametrize("notebook", SOURCE_NOTEBOOKS, ids=lambda p: p.parent.name)
+def test_assignment_terms_follow_glossary(notebook):
+    """The assignments' Korean text uses the same renderings as the book."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    text = " ".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    wrong = _term_problems(_prose(text))
     assert not wrong, "\n".join(wrong)
 
 
