@@ -9,7 +9,7 @@ need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v chromium >/dev/null 2>&1 || need+=(chromium chromium-driver)
 command -v chromedriver >/dev/null 2>&1 || [[ " ${need[*]-} " == *" chromium-driver "* ]] || need+=(chromium-driver)
-[ -n "$(fc-list :family=NanumGothic 2>/dev/null)" ] || need+=(fonts-nanum)
+[ -f /usr/share/fonts/truetype/nanum/NanumGothic.ttf ] || need+=(fonts-nanum)
 [ -f /usr/share/javascript/mathjax/MathJax.js ] || need+=(libjs-mathjax)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
