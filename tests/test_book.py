@@ -141,6 +141,14 @@ def _exec_rows(html_dir):
     return rows
 
 
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_no_object_reprs_in_outputs(built_book, page):
+    """Cells end cleanly: no stray `<torch._C.Generator at 0x...>`-style reprs in a page."""
+    html = (built_book / "book" / f"{page}.html").read_text(encoding="utf-8")
+    leaked = re.findall(r"&lt;[\w.]+ (?:object )?at 0x[0-9a-f]+&gt;", html)
+    assert not leaked, leaked
+
+
 def test_execution_statistics_page_lists_chapters(built_book):
     rows = _exec_rows(built_book)
     docs = {doc for doc, _, _ in rows}
