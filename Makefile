@@ -14,6 +14,8 @@ venv: $(STAMP)
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check -qq -r requirements.txt
+	@# the venv's Python finds solutions/ and autograder/ from any folder (e.g. exercises/)
+	$(PY) -c "import site, sys; open(site.getsitepackages()[0] + '/course-root.pth', 'w').write(sys.argv[1] + '\n')" "$(CURDIR)"
 	@touch $(STAMP)
 
 # System packages: bubblewrap (grading sandbox) and chromium (browser test of the book).
