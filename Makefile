@@ -11,7 +11,7 @@ export PYTHONPATH := $(CURDIR)
 
 venv: $(STAMP)
 
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt Makefile
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check -qq -r requirements.txt
 	@# the venv's Python finds solutions/ and autograder/ from any folder (e.g. exercises/)
