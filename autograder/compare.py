@@ -11,6 +11,8 @@ import math
 import torch
 
 MAX_SHOW = 6  # elements shown per tensor in a counterexample
+# (rtol, atol) for half-precision results compared with a float32/64 reference
+HALF_TOL = {torch.float16: (2e-3, 2e-3), torch.bfloat16: (1.6e-2, 8e-3)}
 
 
 class CheckFailed(AssertionError):
@@ -72,6 +74,17 @@ def expect_tensor(got, what="result", shape=None, dtype=None, finite=True, input
         bad = (~torch.isfinite(got)).nonzero()[0].tolist()
         fail(f"{what}: NaN/inf가 있습니다 (예: 위치 {bad}) -> {describe(got)}", inputs)
     return got
+
+
+def expect_device(got, device, what="result", inputs=None):
+    """The result must live on the device of the inputs (cpu, or cuda when graded on a GPU)."""
+    want = torch.device(device).type
+    if isinstance(got, torch.Tensor) and got.device.type != want:
+        fail(
+            f"{what}: 결과가 입력과 다른 장치(device) {got.device.type}에 있습니다 "
+            f"(기대: {want}). 텐서를 처음부터 그 장치에 만드세요",
+            inputs,
+        )
 
 
 def assert_close(got, expected, what="result", inputs=None, rtol=None, atol=None, check_dtype=True):

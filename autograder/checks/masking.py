@@ -10,27 +10,15 @@ import math
 
 import torch
 
-from autograder.compare import assert_close, expect_tensor, fail
+from autograder.compare import HALF_TOL, assert_close, expect_device, expect_tensor, fail
 from autograder.judge import check
 from solutions import masking as ref
-
-HALF_TOL = {torch.float16: (2e-3, 2e-3), torch.bfloat16: (1.6e-2, 8e-3)}
-
-
-def _on_device(got, device, what, inputs=None):
-    """The result must live on the requested device (cpu, or cuda when graded on a GPU)."""
-    if isinstance(got, torch.Tensor) and got.device.type != torch.device(device).type:
-        fail(
-            f"{what}: 결과가 다른 장치(device) {got.device.type}에 있습니다 "
-            f"(기대: {torch.device(device).type}). 텐서를 처음부터 그 장치에 만드세요",
-            inputs,
-        )
 
 
 def _exact(student, name, args, kwargs, expected, what, device, inputs):
     got = student.call(name, *args, **kwargs)
     expect_tensor(got, what, shape=expected.shape, dtype=expected.dtype, inputs=inputs)
-    _on_device(got, device, what, inputs)
+    expect_device(got, device, what, inputs)
     assert_close(got, expected, what=what, inputs=inputs)
     return got
 
@@ -202,7 +190,7 @@ def masked_softmax(student, rng, device):
             what = f"{name}(scores, mask) ({str(dtype).replace('torch.', '')}, 일부 줄은 전부 가림)"
             got = student.call(name, sc, keep)
             expect_tensor(got, what, shape=expected.shape, dtype=dtype, inputs=inputs)
-            _on_device(got, device, what, inputs)
+            expect_device(got, device, what, inputs)
             assert_close(got, expected, what=what, inputs=inputs, rtol=rtol, atol=atol)
             blocked = ~keep.expand_as(got)
             if (got[blocked.to(got.device)] != 0).any():
@@ -311,7 +299,7 @@ def causal_attention(student, rng, device):
             got = out["output"]
             what = f"CausalAttention({desc}).eval()(x), x.shape={tuple(x.shape)}"
             expect_tensor(got, what, shape=(2, T, kwargs["d_out"]), dtype=x.dtype, inputs=inputs)
-            _on_device(got, device, what, inputs)
+            expect_device(got, device, what, inputs)
             assert_close(got, model(x), what=what, inputs=inputs, rtol=1e-4, atol=1e-5)
 
     # gradients w.r.t. the weights and the input (eval mode)

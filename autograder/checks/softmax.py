@@ -7,26 +7,14 @@ and compares the results with ``solutions.softmax``.
 
 import torch
 
-from autograder.compare import assert_close, expect_tensor, fail
+from autograder.compare import HALF_TOL, assert_close, expect_device, expect_tensor, fail
 from autograder.judge import check
 from solutions import softmax as ref
-
-HALF_TOL = {torch.float16: (2e-3, 2e-3), torch.bfloat16: (1.6e-2, 8e-3)}
 
 
 def _randn(rng, *shape, scale=1.0, dtype=torch.float32, device="cpu"):
     """Standard normal tensor drawn from the check's generator, then moved/cast."""
     return (torch.randn(*shape, generator=rng, dtype=torch.float64) * scale).to(device, dtype)
-
-
-def _on_device(got, device, what, inputs=None):
-    """The result must live on the device of the inputs (cpu, or cuda when graded on a GPU)."""
-    if isinstance(got, torch.Tensor) and got.device.type != torch.device(device).type:
-        fail(
-            f"{what}: 결과가 입력과 다른 장치(device) {got.device.type}에 있습니다 "
-            f"(기대: {torch.device(device).type})",
-            inputs,
-        )
 
 
 def _compare(student, name, x, expected, what, device, kwargs=None, tol=None, inputs=None):
@@ -36,7 +24,7 @@ def _compare(student, name, x, expected, what, device, kwargs=None, tol=None, in
     expect_tensor(
         got, what, shape=expected.shape, dtype=expected.dtype, finite=False, inputs=inputs
     )
-    _on_device(got, device, what, inputs)
+    expect_device(got, device, what, inputs)
     rtol, atol = tol if tol else (None, None)
     assert_close(got, expected, what=what, inputs=inputs, rtol=rtol, atol=atol)
     return got
@@ -217,7 +205,7 @@ def _ce(student, logits, target, device, **kwargs):
     got = student.call("cross_entropy", logits, target, **kwargs)
     expected = ref.cross_entropy(logits, target, **kwargs)
     expect_tensor(got, what, finite=False, inputs=inputs)
-    _on_device(got, device, what, inputs)
+    expect_device(got, device, what, inputs)
     assert_close(got, expected, what=what, inputs=inputs, rtol=1e-5, atol=1e-5)
 
 
