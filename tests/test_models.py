@@ -17,9 +17,13 @@ from solutions.models import (
     ModernLM,
     bert_mlm_mask,
 )
+from solutions.multihead import load_torch_mha
+from solutions.normalization import load_torch_encoder_layer
 
 # ---------------------------------------------------------------------------------------------
-# helpers: weight copies from torch layers (written out here, independent of solutions/)
+# helpers: weight copies from torch layers (MHA and encoder-layer copies are solutions/'
+# load_torch_mha and load_torch_encoder_layer, proven against nn.MultiheadAttention and
+# nn.TransformerEncoderLayer in test_multihead.py and test_normalization.py)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -35,21 +39,20 @@ def randomize(module, std=0.3, seed=0):
 
 
 @torch.no_grad()
-def copy_mha(ours, theirs):
-    """nn.MultiheadAttention (packed in_proj [q; k; v]) -> our W_query/W_key/W_value/out_proj."""
-    wq, wk, wv = theirs.in_proj_weight.chunk(3)
-    bq, bk, bv = theirs.in_proj_bias.chunk(3)
-    for lin, w, b in ((ours.W_query, wq, bq), (ours.W_key, wk, bk), (ours.W_value, wv, bv)):
-        lin.weight.copy_(w)
-        lin.bias.copy_(b)
-    ours.out_proj.weight.copy_(theirs.out_proj.weight)
-    ours.out_proj.bias.copy_(theirs.out_proj.bias)
-
-
-@torch.no_grad()
 def copy_linear(ours, theirs):
     ours.weight.copy_(theirs.weight)
     ours.bias.copy_(theirs.bias)
+
+
+@torch.no_grad()
+def copy_decoder_layer(ours, theirs):
+    """nn.TransformerDecoderLayer -> our DecoderBlock (self, cross, FFN, three norms)."""
+    load_torch_mha(ours.self_attn, theirs.self_attn)
+    load_torch_mha(ours.cross_attn, theirs.multihead_attn)
+    for name in ("linear1", "linear2"):
+        copy_linear(getattr(ours.ffn, name), getattr(theirs, name))
+    for name in ("norm1", "norm2", "norm3"):
+        copy_linear(getattr(ours, name), getattr(theirs, name))
 
 
 D, H, DFF = 16, 4, 40
@@ -69,11 +72,7 @@ def test_encoder_block_matches_torch(norm_first):
     randomize(ref, seed=1)
     ref.train()  # dropout is 0; train() avoids the inference fast path
     ours = EncoderBlock(D, H, DFF, norm_first=norm_first)
-    copy_mha(ours.self_attn, ref.self_attn)
-    copy_linear(ours.ffn.linear1, ref.linear1)
-    copy_linear(ours.ffn.linear2, ref.linear2)
-    copy_linear(ours.norm1, ref.norm1)
-    copy_linear(ours.norm2, ref.norm2)
+    load_torch_encoder_layer(ours, ref)
 
     x = torch.randn(2, 6, D)
     lengths = torch.tensor([6, 3])
@@ -92,12 +91,7 @@ def test_decoder_block_matches_torch(norm_first):
     randomize(ref, seed=2)
     ref.train()
     ours = DecoderBlock(D, H, DFF, norm_first=norm_first)
-    copy_mha(ours.self_attn, ref.self_attn)
-    copy_mha(ours.cross_attn, ref.multihead_attn)
-    copy_linear(ours.ffn.linear1, ref.linear1)
-    copy_linear(ours.ffn.linear2, ref.linear2)
-    for i in (1, 2, 3):
-        copy_linear(getattr(ours, f"norm{i}"), getattr(ref, f"norm{i}"))
+    copy_decoder_layer(ours, ref)
 
     T, S = 5, 7
     x, memory = torch.randn(2, T, D), torch.randn(2, S, D)
@@ -124,12 +118,7 @@ def test_decoder_block_extra_self_mask():
     randomize(ref, seed=3)
     ref.train()
     ours = DecoderBlock(D, H, DFF, norm_first=False)
-    copy_mha(ours.self_attn, ref.self_attn)
-    copy_mha(ours.cross_attn, ref.multihead_attn)
-    copy_linear(ours.ffn.linear1, ref.linear1)
-    copy_linear(ours.ffn.linear2, ref.linear2)
-    for i in (1, 2, 3):
-        copy_linear(getattr(ours, f"norm{i}"), getattr(ref, f"norm{i}"))
+    copy_decoder_layer(ours, ref)
     T = 4
     keep = torch.ones(T, T, dtype=torch.bool)
     keep[1:, 0] = False
@@ -321,25 +310,9 @@ def test_seq2seq_matches_nn_transformer():
     randomize(ref, seed=4)
     ref.train()  # dropout is 0; train() avoids the nested-tensor fast path
     for ours, theirs in zip(model.encoder, ref.encoder.layers, strict=True):
-        copy_mha(ours.self_attn, theirs.self_attn)
-        for a, b in (
-            ("ffn.linear1", "linear1"),
-            ("ffn.linear2", "linear2"),
-            ("norm1", "norm1"),
-            ("norm2", "norm2"),
-        ):
-            copy_linear(ours.get_submodule(a), theirs.get_submodule(b))
+        load_torch_encoder_layer(ours, theirs)
     for ours, theirs in zip(model.decoder, ref.decoder.layers, strict=True):
-        copy_mha(ours.self_attn, theirs.self_attn)
-        copy_mha(ours.cross_attn, theirs.multihead_attn)
-        for a, b in (
-            ("ffn.linear1", "linear1"),
-            ("ffn.linear2", "linear2"),
-            ("norm1", "norm1"),
-            ("norm2", "norm2"),
-            ("norm3", "norm3"),
-        ):
-            copy_linear(ours.get_submodule(a), theirs.get_submodule(b))
+        copy_decoder_layer(ours, theirs)
     copy_linear(model.enc_norm, ref.encoder.norm)
     copy_linear(model.dec_norm, ref.decoder.norm)
 
