@@ -1,21 +1,20 @@
 # Two commands do all the set-up: `make book` and `make test`.
-# Both create .venv from requirements.txt when it is missing or out of date.
+# Both create .venv from requirements.txt when it is missing or out of date, and install this
+# repository into it (`pip install -e .`: solutions/, autograder/ and the pytest plugin).
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.requirements.stamp
-export PYTHONPATH := $(CURDIR)
 
 .PHONY: book test lint sysdeps venv clean bench
 
 venv: $(STAMP)
 
-$(STAMP): requirements.txt Makefile
+$(STAMP): requirements.txt pyproject.toml Makefile
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check -qq -r requirements.txt
-	@# the venv's Python finds solutions/ and autograder/ from any folder (e.g. exercises/)
-	$(PY) -c "import site, sys; open(site.getsitepackages()[0] + '/course-root.pth', 'w').write(sys.argv[1] + '\n')" "$(CURDIR)"
+	$(PY) -m pip install --disable-pip-version-check -qq --no-deps -e .
 	@touch $(STAMP)
 
 # System packages: bubblewrap (grading sandbox) and chromium (browser test of the book).
@@ -29,7 +28,10 @@ book: $(STAMP) sysdeps
 	$(VENV)/bin/jupyter-book build . --warningiserror --keep-going
 	@echo "Book: $(CURDIR)/_build/html/index.html"
 
+# The hidden checks against the reference solutions (in-process, through the wire encoding),
+# then the whole test suite.
 test: $(STAMP) sysdeps
+	$(PY) -m pytest autograder/checks --reference -q -p no:cacheprovider
 	$(PY) -m pytest
 
 lint: $(STAMP)

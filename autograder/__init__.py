@@ -1,1 +1,1 @@
-"""Sandboxed, nbgrader-native autograder for the course (see /work/notes/ENGINE.md, README)."""
+"""Sandboxed, nbgrader-native autograder of the course (see README.md, "Instructors")."""

@@ -1,23 +1,23 @@
 """Batch grading: ``python -m autograder grade <assignment> [--student ID] [--jobs N]``.
 
-Run from the course root (exercises/). Submissions are graded in parallel sandboxes while
-nbgrader's own Autograde converter, running in this process, takes the finished verdicts (no
-re-grading) and writes gradebook.db and autograded/ one notebook at a time (SQLite), so that
-``nbgrader generate_feedback`` and ``nbgrader export`` work afterwards. Several assignments may
-be given; they share one set of warm sandboxes.
+Run from the course root (exercises/). The course's nbgrader_config.py is read first (sandbox
+limits ``c.SandboxLimits``, ``c.EngineGrade.checks_dir``); the judge processes start at once and
+grade the submissions in parallel, while nbgrader's own Autograde converter, running in this
+process, takes the finished verdicts (handed in as ``c.EngineGrade.grader``) and writes
+gradebook.db and autograded/ one notebook at a time, so that ``nbgrader generate_feedback`` and
+``nbgrader export`` work afterwards. Several assignments share one set of warm judges.
 """
 
 import argparse
-import contextlib
 import logging
 import os
 import statistics
 import sys
 import time
 import warnings
-from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
-from autograder.sandbox import UNSAFE_FLAG, Limits, SandboxUnavailable, prestart
+from autograder.sandbox import UNSAFE_FLAG, SandboxLimits, SandboxUnavailable
 
 
 def parse(argv):
@@ -26,9 +26,11 @@ def parse(argv):
     g = sub.add_parser("grade", help="grade every submission of an assignment (run in exercises/)")
     g.add_argument("assignment", nargs="+", help="one or more assignment names")
     g.add_argument("--student", help="grade only this student id")
-    g.add_argument("--jobs", type=int, default=os.cpu_count(), help="parallel sandboxes")
+    g.add_argument("--jobs", type=int, default=os.cpu_count(), help="parallel judges/sandboxes")
     g.add_argument("--course", default=".", help="course root (default: current directory)")
-    g.add_argument("--wall", type=float, default=Limits.wall_s, help="seconds per check")
+    g.add_argument(
+        "--wall", type=float, help="seconds per check (default: c.SandboxLimits.wall_s, 30)"
+    )
     g.add_argument("--quiet", action="store_true", help="no progress bar")
     g.add_argument(
         UNSAFE_FLAG,
@@ -39,8 +41,18 @@ def parse(argv):
     return p.parse_args(argv)
 
 
+def course_config(root):
+    """The traitlets Config of the course (its nbgrader_config.py)."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    path = Path(root) / "nbgrader_config.py"
+    if not path.exists():
+        sys.exit(f"no nbgrader_config.py in {root} (run from exercises/)")
+    return PyFileConfigLoader(path.name, path=str(path.parent)).load_config()
+
+
 def collect(nbio, course, assignment, student):
-    """[(student, notebook, template, submission_nb, problems)] for the submitted notebooks."""
+    """[(student, notebook, template, submission_nb)] for the submitted notebooks."""
     names = [p.stem for p in course.source_notebooks(assignment)]
     templates = {n: course.template(assignment, n) for n in names}
     tasks = []
@@ -48,46 +60,16 @@ def collect(nbio, course, assignment, student):
         for n in names:
             path = folder / f"{n}.ipynb"
             if path.exists():
-                nb, problems = nbio.read_submission(path)
-                tasks.append((sid, n, templates[n], nb, problems))
+                nb, _ = nbio.read_submission(path)
+                tasks.append((sid, n, templates[n], nb))
     return tasks
 
 
-@contextlib.contextmanager
-def shared_gradebook_engine():
-    """Within the batch run, every nbgrader ``Gradebook(db_url)`` reuses one SQLAlchemy engine
-    and creates the tables once (nbgrader opens ~7 Gradebooks per notebook, each creating an
-    engine and reflecting the schema). Same database, same rows; only the set-up is shared."""
-    import nbgrader.api as api
-
-    create_engine, create_all = api.create_engine, api.Base.metadata.create_all
-    engines, ready = {}, set()
-
-    def cached_engine(url, **kw):
-        key = (str(url), tuple(sorted(kw.items())))
-        if key not in engines:
-            engines[key] = create_engine(url, **kw)
-        return engines[key]
-
-    def create_all_once(bind=None, **kw):
-        if id(bind) not in ready:
-            create_all(bind=bind, **kw)
-            ready.add(id(bind))
-
-    api.create_engine, api.Base.metadata.create_all = cached_engine, create_all_once
-    try:
-        yield
-    finally:
-        api.create_engine, api.Base.metadata.create_all = create_engine, create_all
-        for e in engines.values():
-            e.dispose()
-
-
-def run_nbgrader_autograde(course, assignment, student, progress):
-    """nbgrader's Autograde converter in-process (uses plug.PRECOMPUTED verdicts)."""
+def run_nbgrader_autograde(course, assignment, student, grader):
+    """nbgrader's Autograde converter in-process, taking its verdicts from ``grader``."""
     from nbgrader.apps.autogradeapp import AutogradeApp
 
-    from autograder import nbgrader_plugin as plug
+    from autograder.nbgrader_fixes import shared_gradebook_engine
 
     warnings.filterwarnings("ignore")
     logging.getLogger("traitlets").setLevel(logging.ERROR)
@@ -95,50 +77,48 @@ def run_nbgrader_autograde(course, assignment, student, progress):
     argv = [assignment, "--force", "--log-level=ERROR"]
     if student:
         argv += ["--student", student]
-    plug.PROGRESS = progress
     cwd = os.getcwd()
     os.chdir(course.root)
     try:
         with shared_gradebook_engine():
             app.initialize(argv)
+            app.config.EngineGrade.grader = grader  # this run's verdicts, not a new engine
             app.start()
     except SystemExit as e:
         return e.code or 0
     finally:
         os.chdir(cwd)
-        plug.PROGRESS = None
     return 0
 
 
-def summary(assignment, tasks, reports, course, times, engine):
+def summary(assignment, tasks, reports, course, seconds, engine):
     from autograder import notebook as nbio
 
     points = {}
-    for _, n, template, _, _ in tasks:
+    for _, n, template, _ in tasks:
         for gid, pts in nbio.test_cells(template):
             points[(n, gid)] = pts
     students = sorted({t[0] for t in tasks})
-    max_total = sum(
-        pts for n in {t[1] for t in tasks} for (nn, _), pts in points.items() if nn == n
-    )
+    notebooks = {t[1] for t in tasks}
+    max_total = sum(pts for (n, _), pts in points.items() if n in notebooks)
     totals = {s: 0.0 for s in students}
-    passed = {k: 0 for k in points}
-    seen = {k: 0 for k in points}
+    passed = dict.fromkeys(points, 0)
+    seen = dict.fromkeys(points, 0)
     crashed = set()
-    for (sid, n, _, _, _), report in zip(tasks, reports, strict=True):
+    for (sid, n, _, _), report in zip(tasks, reports, strict=True):
         for gid, v in report.verdicts.items():
             k = (n, gid)
             seen[k] = seen.get(k, 0) + 1
             if v.passed:
                 passed[k] = passed.get(k, 0) + 1
                 totals[sid] += points.get(k, 0.0)
-            elif "[worker:" in v.message or "시간 제한" in v.message:
+            elif v.outcome in ("crashed", "timeout", "grader-error"):
                 crashed.add(sid)
+    kind = "UNSANDBOXED judge(s)" if engine.unsafe else "sandboxed judge(s)"
     lines = [
         f"Graded {len(students)} submission(s) of '{assignment}' ({len(tasks)} notebook(s)) in "
-        f"{times['grade']:.1f} s with {engine.jobs} "
-        f"{'UNSANDBOXED worker(s)' if engine.unsafe else 'sandbox(es)'} "
-        f"(gradebook and autograded/ written by nbgrader)",
+        f"{seconds:.1f} s with {engine.jobs} {kind} "
+        "(gradebook and autograded/ written by nbgrader)",
         f"{'test cell':<40} {'points':>6} {'passed':>9}",
     ]
     for (n, gid), pts in points.items():
@@ -162,17 +142,26 @@ def summary(assignment, tasks, reports, course, times, engine):
 
 def grade(args):
     t0 = time.monotonic()
-    bindir = os.path.dirname(sys.executable)  # nbgrader calls `alembic` from the venv
-    os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
-    root = os.path.abspath(args.course)
+    root = Path(args.course).resolve()
     for a in args.assignment:
-        if not os.path.isdir(os.path.join(root, "source", a)):
+        if not (root / "source" / a).is_dir():
             sys.exit(f"no source/{a}/ under {root} (run from exercises/)")
-        if not os.path.isdir(os.path.join(root, "release", a)):
+        if not (root / "release" / a).is_dir():
             sys.exit(f"run `nbgrader generate_assignment {a}` first")
-    limits = Limits(wall_s=args.wall)
-    try:  # zygotes start importing torch now, while this process imports the rest
-        boxes = prestart(args.jobs, limits, args.unsafe)
+    config = course_config(root)
+    limits = SandboxLimits(config=config)
+    if args.wall is not None:
+        limits.wall_s = args.wall
+    from autograder.engine import Engine
+
+    try:  # the judges start now: sandboxes and torch imports overlap the rest of this set-up
+        engine = Engine(
+            jobs=args.jobs,
+            limits=limits,
+            unsafe=args.unsafe or config.EngineGrade.get("unsafe_no_sandbox", False),
+            checks_dir=config.EngineGrade.get("checks_dir") or None,
+            assignments=args.assignment,
+        )
     except SandboxUnavailable as e:
         sys.exit(f"refusing to grade: {e}")
     # jsonschema (via nbformat) builds ~40 grammar parsers at import when the optional
@@ -180,48 +169,31 @@ def grade(args):
     sys.modules.setdefault("rfc3987_syntax", None)
     from tqdm import tqdm
 
-    from autograder import nbgrader_plugin as plug
     from autograder import notebook as nbio
-    from autograder.engine import Engine, empty_report
+    from autograder.nbgrader_plugin import BatchGrader, digest
 
-    engine = Engine(jobs=len(boxes), limits=limits, unsafe=args.unsafe, sandboxes=boxes)
-    plug.set_engine(engine)
     course = nbio.Course(root)
     code = 0
-    with ThreadPoolExecutor(engine.jobs) as pool:
-        for assignment in args.assignment:
-            t1 = time.monotonic()
-            tasks = collect(nbio, course, assignment, args.student)
-            if not tasks:
-                print(f"no submissions of {assignment} under {course.root / 'submitted'}")
-                code = 1
-                continue
-
-            def one(task, assignment=assignment):
-                _, _, template, nb, _ = task
-                rebuilt = nbio.rebuild(template, nb)
-                try:
-                    report, rebuilt = engine.grade_notebook(assignment, template, nb)
-                except Exception as e:  # a grader bug must not stop the whole class
-                    logging.exception("grading %s failed", task[:2])
-                    gids = [gid for gid, _ in nbio.test_cells(template)]
-                    report = empty_report(gids, f"채점 오류 (grader error): {e}")
-                return plug.digest(nbio.solution_code(rebuilt)), report
-
-            # grading runs in the pool while nbgrader records finished notebooks in order
-            futures = [pool.submit(one, t) for t in tasks]
-            for (sid, n, _, _, _), fut in zip(tasks, futures, strict=True):
-                plug.PRECOMPUTED[(assignment, sid, n)] = fut
-            bar = tqdm(total=len(tasks), desc=assignment, unit="nb", disable=args.quiet)
-            code |= run_nbgrader_autograde(course, assignment, args.student, bar.update)
-            bar.close()
-            reports = [f.result()[1] for f in futures]
-            plug.PRECOMPUTED.clear()
-            t2 = time.monotonic()
-            times = {"grade": t2 - t1}
-            print(summary(assignment, tasks, reports, course, times, engine))
-    if plug.MISSES:
-        print(f"note: {plug.MISSES} notebook(s) re-graded during the gradebook phase")
+    for assignment in args.assignment:
+        t1 = time.monotonic()
+        tasks = collect(nbio, course, assignment, args.student)
+        if not tasks:
+            print(f"no submissions of {assignment} under {course.root / 'submitted'}")
+            code = 1
+            continue
+        bar = tqdm(total=len(tasks), desc=assignment, unit="nb", disable=args.quiet)
+        grader = BatchGrader(engine, bar.update)
+        futures = []
+        for sid, n, template, nb in tasks:
+            future, rebuilt = engine.submit_notebook(assignment, template, nb)
+            futures.append(future)
+            grader.expect((assignment, sid, n), future, digest(nbio.graded_code(rebuilt)))
+        code |= run_nbgrader_autograde(course, assignment, args.student, grader)
+        bar.close()
+        reports = [f.result() for f in futures]
+        print(summary(assignment, tasks, reports, course, time.monotonic() - t1, engine))
+        if grader.regraded:
+            print(f"note: {grader.regraded} notebook(s) re-graded during the gradebook phase")
     print(f"total {time.monotonic() - t0:.1f} s")
     engine.close()
     return code

@@ -1,23 +1,36 @@
-"""Grading engine: a pool of sandboxes, the secret run seed, notebook-level grading.
+"""Grading engine: a pool of trusted judge processes, each with its own sandbox.
 
-engine = Engine(jobs=4)                       # or Engine(unsafe=True) without bwrap
-report, rebuilt_nb = engine.grade_notebook("softmax", template_nb, submission_nb)
-engine.close()
+    engine = Engine(jobs=4, assignments=["softmax"])   # starts the judges now
+    future = engine.submit("softmax", grade_ids, cells, solutions)   # -> Future[Report]
+    report, rebuilt_nb = engine.grade_notebook("softmax", template_nb, submission_nb)
+    engine.close()
+
+Each judge (autograder/judge_process.py) runs one pytest session over the check modules of the
+assignments and grades one notebook at a time in its sandbox; jobs go to whichever judge is
+free. This process imports neither torch nor the checks. A judge that dies is restarted; the
+notebook it was grading gets a grader-error verdict (never a silent pass).
 """
 
 import atexit
+import json
 import logging
 import os
 import queue
+import socket
+import subprocess
 import sys
+import tempfile
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
+from pathlib import Path
 
 from autograder import notebook as nbio
-from autograder.judge import Report, Verdict, grade_cells, load_checks, new_run_seed
-from autograder.sandbox import Limits, Sandbox, check_bwrap, unsafe_requested
+from autograder.report import Report, empty_report
+from autograder.sandbox import SandboxLimits, check_bwrap, unsafe_requested
+from autograder.seeds import new_run_seed
 
 log = logging.getLogger("autograder")
+CHECKS_DIR = Path(__file__).resolve().parent / "checks"
 BANG = "!" * 78
 UNSAFE_WARNING = f"""
 {BANG}
@@ -27,80 +40,179 @@ UNSAFE_WARNING = f"""
 {BANG}"""
 
 
+def check_paths(checks_dir, assignments=None):
+    """Check module paths: <checks_dir>/<assignment>.py for each assignment (default: all)."""
+    checks_dir = Path(checks_dir or CHECKS_DIR)
+    if assignments is None:
+        skip = ("conftest.py", "__init__.py")
+        return sorted(str(p) for p in checks_dir.glob("*.py") if p.name not in skip)
+    out = []
+    for a in assignments:
+        if not str(a).isidentifier():
+            raise ValueError(f"bad assignment name {a!r}")
+        out.append(str(checks_dir / f"{a}.py"))
+    return out
+
+
+class Judge:
+    """One judge process and the thread that feeds it jobs from the engine's queue."""
+
+    def __init__(self, engine, slot):
+        self.engine, self.slot = engine, slot
+        self.proc = None
+        self.sock = None
+        self.file = None
+        self.fresh = False  # started, "ready" not read yet
+        self.log_path = None
+        self.thread = threading.Thread(target=self.run, daemon=True, name=f"judge-{slot}")
+
+    def start(self):
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        settings = dict(self.engine.settings, fd=theirs.fileno(), slot=self.slot)
+        fd, self.log_path = tempfile.mkstemp(prefix=f"autograder-judge{self.slot}-", suffix=".log")
+        with os.fdopen(fd, "wb") as errlog:
+            cmd = [sys.executable, "-m", "autograder.judge_process", json.dumps(settings)]
+            self.proc = subprocess.Popen(
+                cmd,
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=errlog,
+                start_new_session=True,
+            )
+        theirs.close()
+        self.sock, self.file, self.fresh = mine, mine.makefile("rwb"), True
+
+    def receive(self, timeout):
+        self.sock.settimeout(timeout)
+        line = self.file.readline()
+        if not line:
+            raise EOFError(self.log_tail())
+        return json.loads(line)
+
+    def log_tail(self):
+        try:
+            return Path(self.log_path).read_bytes()[-3000:].decode(errors="replace")
+        except OSError:
+            return ""
+
+    def ready(self):
+        msg = self.receive(self.engine.limits.start_s + 120)
+        self.fresh = False
+        for err in msg.get("errors", []):
+            log.error("hidden checks could not be collected: %s", err)
+
+    def run(self):
+        """Take jobs until the engine closes; restart the process when it dies."""
+        while True:
+            job = self.engine.jobs_queue.get()
+            if job is None:
+                return
+            future, payload = job
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                if self.proc is None or self.proc.poll() is not None:
+                    self.start()
+                if self.fresh:
+                    self.ready()
+                self.file.write(json.dumps(payload).encode() + b"\n")
+                self.file.flush()
+                msg = self.receive(self.engine.job_timeout(payload))
+                future.set_result(Report.from_data(msg["report"]))
+            except Exception as e:
+                log.error("judge %d failed on a notebook: %s", self.slot, e)
+                self.stop()
+                message = "채점 오류 (grader error): the judge process stopped"
+                future.set_result(empty_report(payload["grade_ids"], message))
+
+    def stop(self):
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, 9)
+            except OSError:
+                pass
+            self.proc.wait()
+            self.proc = None
+        if self.file is not None:
+            self.file.close()
+            self.sock.close()
+            self.file = self.sock = None
+        if self.log_path:
+            Path(self.log_path).unlink(missing_ok=True)
+            self.log_path = None
+
+
 class Engine:
-    """Thread-safe pool of ``jobs`` sandboxes; each notebook is graded in one of them."""
+    """Thread-safe pool of ``jobs`` judge processes (each one sandbox)."""
 
     def __init__(
         self,
         jobs=None,
         limits=None,
         unsafe=False,
-        checks_package=None,
+        checks_dir=None,
         run_seed=None,
-        sandboxes=None,
+        assignments=None,
     ):
         self.jobs = max(1, int(jobs or os.cpu_count() or 1))
-        self.limits = limits or Limits()
+        self.limits = limits or SandboxLimits()
         self.unsafe = unsafe_requested(unsafe)
         if self.unsafe:
             print(UNSAFE_WARNING, file=sys.stderr, flush=True)
         else:
             check_bwrap()  # refuse to grade without a working sandbox
-        self.checks_package = checks_package
         self.run_seed = new_run_seed() if run_seed is None else run_seed
-        self._checks = {}
-        self._free = queue.Queue()
-        self._all = list(sandboxes or [])  # optionally pre-started (see prestart())
-        self._lock = threading.Lock()
-        for slot in range(self.jobs):
-            self._free.put(slot)
+        self.settings = {
+            "paths": check_paths(checks_dir, assignments),
+            "limits": self.limits.as_dict(),
+            "unsafe": self.unsafe,
+            "run_seed": self.run_seed,
+        }
+        self.jobs_queue = queue.Queue()
+        self.judges = [Judge(self, slot) for slot in range(self.jobs)]
+        for judge in self.judges:  # start now: sandboxes and imports overlap the caller's work
+            judge.start()
+            judge.thread.start()
+        self.closed = False
         atexit.register(self.close)
 
-    def checks(self, assignment):
-        with self._lock:
-            if assignment not in self._checks:
-                self._checks[assignment] = load_checks(assignment, self.checks_package)
-            return self._checks[assignment]
+    def job_timeout(self, payload):
+        """Seconds a judge may take for one notebook before it is presumed hung."""
+        return (len(payload["grade_ids"]) + 1) * (self.limits.wall_s + 15) + 30
 
-    def _sandbox(self, slot):
-        with self._lock:
-            while len(self._all) <= slot:
-                self._all.append(None)
-            if self._all[slot] is None:
-                self._all[slot] = Sandbox(slot=slot, limits=self.limits, unsafe=self.unsafe)
-            return self._all[slot]
+    def submit(self, assignment, grade_ids, cells, solutions=()):
+        """Grade one submission -> Future[Report]. ``cells``: what the worker runs (given and
+        solution cells in notebook order); ``solutions``: the student's cells alone."""
+        future = Future()
+        payload = {
+            "op": "grade",
+            "id": id(future),
+            "assignment": assignment,
+            "grade_ids": list(grade_ids),
+            "cells": list(cells),
+            "solutions": list(solutions),
+        }
+        self.jobs_queue.put((future, payload))
+        return future
 
-    def grade_cells(self, assignment, grade_ids, cells):
-        """Grade solution-cell sources ``cells`` on test cells ``grade_ids`` -> Report."""
-        checks = self.checks(assignment)
-        slot = self._free.get()
-        try:
-            return grade_cells(self._sandbox(slot), checks, grade_ids, cells, self.run_seed)
-        finally:
-            self._free.put(slot)
-
-    def grade_notebook(self, assignment, template, submission):
-        """Rebuild ``submission`` on the trusted ``template`` and grade it -> (Report, nb)."""
+    def submit_notebook(self, assignment, template, submission):
+        """Rebuild ``submission`` on the trusted ``template`` and grade it -> (Future, nb)."""
         nb = nbio.rebuild(template, submission)
         grade_ids = [gid for gid, _ in nbio.test_cells(template)]
-        return self.grade_cells(assignment, grade_ids, nbio.solution_code(nb)), nb
+        future = self.submit(assignment, grade_ids, nbio.graded_code(nb), nbio.solution_code(nb))
+        return future, nb
 
-    def warm_up(self):
-        """Start every sandbox now (in parallel), so timings exclude start-up."""
-        with ThreadPoolExecutor(self.jobs) as ex:
-            list(
-                ex.map(
-                    lambda s: self._sandbox(s).alive() or self._sandbox(s).start(), range(self.jobs)
-                )
-            )
+    def grade_notebook(self, assignment, template, submission):
+        future, nb = self.submit_notebook(assignment, template, submission)
+        return future.result(), nb
 
     def close(self):
-        with self._lock:
-            for sb in self._all:
-                if sb is not None:
-                    sb.close()
-
-
-def empty_report(grade_ids, message):
-    """A Report failing every test cell with the same message."""
-    return Report({gid: Verdict(gid, False, message) for gid in grade_ids})
+        if self.closed:
+            return
+        self.closed = True
+        for _ in self.judges:
+            self.jobs_queue.put(None)
+        for judge in self.judges:
+            judge.thread.join(timeout=5)
+            judge.stop()

@@ -1,91 +1,194 @@
-"""Trusted judge: check registry, Student proxy, grading of one submission.
+"""Trusted judge: the Student proxy, one submission's grading state, verdicts.
 
-The judge holds the hidden checks (``autograder.checks.<assignment>``) and the reference code
-(``solutions``). Student code runs only in sandboxed workers (sandbox.py/worker.py); the judge
-only sends them inputs and receives data (wire.py), which it validates (compare.py).
-The verdict of every check is decided here.
+The hidden checks (pytest modules in ``autograder/checks/``) talk to the student's code only
+through :class:`Student`, which sends plain data to a worker and returns plain, validated data
+(wire.py). A worker is a sandboxed child (sandbox.py/worker.py) or, for the instructor's
+``--reference`` run, the same request handler in-process on ``solutions/`` (ReferenceSession).
+Every verdict is decided here and in the check; student code never runs in this process.
 """
 
-import hashlib
-import importlib
-import logging
-import os
-import secrets
-import time
-from dataclasses import dataclass, field
+import ast
+import re
 
 import torch
 
 from autograder import wire
-from autograder.compare import CheckFailed
-from autograder.sandbox import Sandbox, WorkerError
+from autograder.checking import CheckFailed, describe
+from autograder.sandbox import StudentRaised, WorkerCrashed, WorkerTimeout, parse_reply
+from autograder.seeds import derive_seed
 
-log = logging.getLogger("autograder")
-REGISTRY = {}  # assignment -> {grade_id: CheckSpec}
-
-
-@dataclass
-class CheckSpec:
-    grade_id: str
-    fn: object
-    wall_s: float | None = None
+# errors that mean tensors on two devices met (the student made a tensor on the wrong one)
+DEVICE_MIX = re.compile(r"same device|expected device|two devices|wrong device|device type", re.I)
 
 
-def check(grade_id, wall_s=None):
-    """Decorator: register ``fn(student, rng, device)`` as the check of test cell ``grade_id``."""
-
-    def register(fn):
-        assignment = fn.__module__.rsplit(".", 1)[-1]
-        REGISTRY.setdefault(assignment, {})[grade_id] = CheckSpec(grade_id, fn, wall_s)
-        return fn
-
-    return register
+class StudentCrashed(CheckFailed):
+    """The student's worker died (crash, exit, memory or CPU limit)."""
 
 
-def load_checks(assignment, package=None):
-    """Import ``<package>.<assignment>`` (default package ``autograder.checks``, or the env var
-    AUTOGRADER_CHECKS_PACKAGE) and return its {grade_id: CheckSpec}."""
-    if not assignment.isidentifier():
-        raise ValueError(f"bad assignment name {assignment!r}")
-    package = package or os.environ.get("AUTOGRADER_CHECKS_PACKAGE") or "autograder.checks"
-    importlib.import_module(f"{package}.{assignment}")
-    return dict(REGISTRY.get(assignment, {}))
+class StudentTimeout(CheckFailed):
+    """The student's worker ran past its wall-clock limit."""
 
 
-def new_run_seed():
-    """Secret per-run seed (never sent to a worker; only concrete inputs are)."""
-    return secrets.randbits(63) ^ int.from_bytes(os.urandom(8), "little") >> 1
+# ----------------------------------------------------------------------------- student code
 
 
-def derive_seed(run_seed, *parts):
-    h = hashlib.sha256(str(run_seed).encode())
-    for p in parts:
-        h.update(b"\0" + str(p).encode())
-    return int.from_bytes(h.digest()[:8], "little") >> 1
+def _parse(cells):
+    trees = []
+    for src in cells:
+        try:
+            trees.append(ast.parse(src))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            trees.append(ast.Module(body=[], type_ignores=[]))
+    return trees
 
 
-def devices():
-    out = [torch.device("cpu")]
-    if torch.cuda.is_available():
-        out.append(torch.device("cuda"))
-    return out
+class CodeFacts:
+    """What the judge reads from the student's cells without running them (syntax tree only):
+    which top-level definitions use which others, and calls the assignment forbids."""
+
+    def __init__(self, cells):
+        self.trees = _parse(cells)
+        self.uses = {}  # top-level def/class name -> names it references
+        for tree in self.trees:
+            for node in tree.body:
+                if isinstance(node, DEFINITIONS):
+                    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+                    self.uses[node.name] = names - {node.name}
+
+    def dependencies(self, name, seen=None):
+        """Student-defined names that ``name`` uses, directly or through others."""
+        seen = set() if seen is None else seen
+        for dep in self.uses.get(name, ()):
+            if dep in self.uses and dep not in seen:
+                seen.add(dep)
+                self.dependencies(dep, seen)
+        return seen
+
+    def forbidden(self, names, within):
+        """[(expression, cell, line)] where the cells use an attribute, import or getattr
+        string in ``names`` (e.g. 'softmax' matches torch.softmax, F.softmax, x.softmax):
+        in top-level code, and in the top-level definitions named in ``within``."""
+        names = set(names)
+        hits = []
+        for i, tree in enumerate(self.trees, start=1):
+            for top in tree.body:
+                if getattr(top, "name", None) not in within and isinstance(top, DEFINITIONS):
+                    continue
+                for node in ast.walk(top):
+                    text = _forbidden_use(node, names)
+                    if text:
+                        hits.append((text[:80], i, getattr(node, "lineno", 0)))
+        return hits
+
+
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _forbidden_use(node, names):
+    if isinstance(node, ast.Attribute) and node.attr in names:
+        return ast.unparse(node)
+    if isinstance(node, ast.ImportFrom):
+        bad = [a.name for a in node.names if a.name in names]
+        return f"from {node.module} import {bad[0]}" if bad else None
+    if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "getattr":
+        arg = node.args[1:2]
+        if arg and isinstance(arg[0], ast.Constant) and arg[0].value in names:
+            return ast.unparse(node)
+    return None
+
+
+# ----------------------------------------------------------------------------- sessions
+
+
+class ReferenceSession:
+    """In-process stand-in for a sandboxed child, serving ``namespace`` (e.g. solutions.softmax)
+    with the worker's own request handler, through the same wire encoding both ways."""
+
+    wall_s = float("inf")
+
+    def __init__(self, namespace):
+        from autograder.worker import Child
+
+        self.child = Child(namespace=dict(namespace))
+
+    def request(self, header, values=None):
+        frame = wire.encode(header, values)
+        head, blob = wire.read_frame(_reader(frame))
+        out = wire.read_frame(_reader(self.child.handle(head, blob)))
+        return parse_reply(*out)
+
+
+def _reader(data):
+    view = memoryview(data)
+    pos = [0]
+
+    def recv(n):
+        chunk = bytes(view[pos[0] : pos[0] + n])
+        pos[0] += len(chunk)
+        return chunk
+
+    return recv
+
+
+def call_text(name, args, kwargs):
+    """``name(x: (4, 7) float32, dim=0)``: the call with shapes instead of values."""
+
+    def short(v):
+        if isinstance(v, torch.Tensor):
+            return f"{tuple(v.shape)} {str(v.dtype).removeprefix('torch.')}"
+        if isinstance(v, list | tuple) and any(isinstance(t, torch.Tensor) for t in v):
+            return "(" + ", ".join(short(t) for t in v[:4]) + ")"
+        return describe(v)
+
+    parts = [short(a) for a in args] + [f"{k}={short(v)}" for k, v in kwargs.items()]
+    return f"{name}({', '.join(parts)})"
+
+
+def _carries_device(values):
+    if isinstance(values, torch.Tensor | torch.device):
+        return True
+    if isinstance(values, list | tuple):
+        return any(_carries_device(v) for v in values)
+    if isinstance(values, dict):
+        return any(_carries_device(v) for v in values.values())
+    return False
+
+
+def _tensors(value):
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [t for v in value for t in _tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors(v)]
+    return []
 
 
 class Student:
-    """Proxy to the student's code in one sandboxed child (one per check).
+    """Proxy to the student's code for one check on one device.
 
-    Every method sends plain data to the worker and returns plain, validated data.
+    ``call`` and ``module`` run the student's function or module on the check's device, then
+    once more with every tensor and device argument on ``meta`` (the device probe: a tensor
+    made on the default device shows up there on a CPU-only grader, as it would on a GPU).
+    Inputs that the student's code changes in place fail the check.
     """
 
-    def __init__(self, session, device, seed):
+    def __init__(self, session, device, seed, probe_meta=True):
         self._session = session
         self.device = torch.device(device)
         self._seed = seed
+        self._probe_meta = probe_meta and self.device.type == "cpu"
         self.load_errors = []
+        self.used = []  # names of the student's code this check called
 
-    def _request(self, op, **values):
-        header = {"op": op, "device": self.device.type, "seed": self._seed}
-        _, out = self._session.request(header, values)
+    def _request(self, op, device=None, **values):
+        header = {"op": op, "device": device or self.device.type, "seed": self._seed}
+        try:
+            _, out = self._session.request(header, values)
+        except WorkerTimeout as e:
+            raise StudentTimeout(str(e) + self._load_hint()) from None
+        except WorkerCrashed as e:
+            raise StudentCrashed(str(e) + self._load_hint()) from None
         return out
 
     def _load(self, cells):
@@ -93,17 +196,19 @@ class Student:
 
     def has(self, name):
         """True when the student's code defines ``name``."""
-        value = self._request("has", name=str(name)).get("value")
-        return value is True
+        return self._request("has", name=str(name)).get("value") is True
 
     def call(self, name, *args, **kwargs):
         """Call the student's ``name(*args, **kwargs)``; returns tensors/scalars/tuples."""
-        try:
-            return self._request("call", name=str(name), args=list(args), kwargs=kwargs)["value"]
-        except WorkerError as e:
-            raise CheckFailed(f"{name}(...) 실행 실패: {e}{self._load_hint()}") from None
-        except KeyError:
-            raise CheckFailed(f"{name}(...): 결과가 없습니다") from None
+        self.used.append(name)
+        what = call_text(name, args, kwargs)
+        out = self._run("call", what, name=str(name), args=list(args), kwargs=kwargs)
+        if "value" not in out:
+            raise CheckFailed(f"{what}: 결과가 없습니다")
+        self._check_inputs(out, what)
+        if self._probe_meta and _carries_device([args, kwargs]):
+            self._probe(what, "call", name=str(name), args=list(args), kwargs=kwargs)
+        return out["value"]
 
     def module(
         self,
@@ -117,34 +222,83 @@ class Student:
         grad=False,
         method="forward",
         grad_outputs=None,
+        forward_seed=None,
     ):
-        """Build ``name(**init_kwargs)`` under manual_seed(seed), load state_dict, run method.
+        """Build ``name(**init_kwargs)`` under manual_seed(seed), load state_dict, set train(),
+        then (under manual_seed(forward_seed) when given) run ``method(*inputs)``.
 
         Returns {"output", "state" (state_dict after init, before loading), "grads"
         ({param name or "input<i>": grad}, only when grad=True)}. The backward objective is
         ``sum(o.float().sum())`` over tensor outputs, or ``sum((o * g).sum())`` with grad_outputs.
         """
-        try:
-            out = self._request(
-                "module",
-                name=str(name),
-                init_kwargs=dict(init_kwargs or {}),
-                state_dict=state_dict,
-                inputs=list(inputs),
-                input_kwargs=dict(input_kwargs or {}),
-                train=bool(train),
-                seed=int(seed),
-                grad=bool(grad),
-                method=str(method),
-                grad_outputs=grad_outputs,
-            )
-        except WorkerError as e:
-            raise CheckFailed(f"{name} 모듈 실행 실패: {e}{self._load_hint()}") from None
+        self.used.append(name)
+        kwargs = dict(init_kwargs or {})
+        what = call_text(name, (), kwargs) + "." + call_text(method, inputs, input_kwargs or {})
+        values = dict(
+            name=str(name),
+            init_kwargs=kwargs,
+            state_dict=state_dict,
+            inputs=list(inputs),
+            input_kwargs=dict(input_kwargs or {}),
+            train=bool(train),
+            seed=int(seed),
+            grad=bool(grad),
+            method=str(method),
+            grad_outputs=grad_outputs,
+            forward_seed=forward_seed,
+        )
+        out = self._run("module", what, **values)
         if not isinstance(out.get("state"), dict) or "output" not in out:
-            raise CheckFailed(f"{name}: 결과 형식이 올바르지 않습니다")
+            raise CheckFailed(f"{what}: 결과 형식이 올바르지 않습니다")
         if grad and not isinstance(out.get("grads"), dict):
-            raise CheckFailed(f"{name}: 기울기(gradient)가 없습니다")
+            raise CheckFailed(f"{what}: 기울기(gradient)가 없습니다")
+        self._check_inputs(out, what)
+        if self._probe_meta:
+            self._probe(what, "module", **dict(values, state_dict=None, grad=False))
         return out
+
+    def _run(self, op, what, device=None, **values):
+        try:
+            return self._request(op, device=device, **values)
+        except StudentRaised as e:
+            hint = ""
+            if DEVICE_MIX.search(str(e)):
+                hint = (
+                    "\n서로 다른 장치(device)의 텐서가 섞였습니다. "
+                    "새 텐서는 입력과 같은 장치에 만드세요."
+                )
+            raise CheckFailed(f"{what} 실행 중 오류: {e}{hint}{self._load_hint()}") from None
+
+    def _check_inputs(self, out, what):
+        changed = out.get("mutated") or []
+        if changed:
+            labels = ", ".join(str(c)[:40] for c in list(changed)[:4])
+            raise CheckFailed(
+                f"{what}: 입력 텐서({labels})의 값을 제자리에서(in-place) 바꾸었습니다. "
+                "입력은 읽기만 하고 결과는 새 텐서로 만드세요 (예: x.sub_(m), x[...] = ... 대신 "
+                "x - m, torch.where(...))"
+            )
+
+    def _probe(self, what, op, **values):
+        """Run again with inputs on the meta device; every result must be on meta too."""
+        try:
+            out = self._request(op, device="meta", **values)
+        except StudentRaised as e:
+            if DEVICE_MIX.search(str(e)):
+                raise CheckFailed(
+                    f"{what}: 입력을 다른 장치(device)에 두고 실행하면 오류가 납니다: {e}\n"
+                    "입력과 다른 장치(예: 기본 장치 CPU)에 새 텐서를 만들고 있습니다. "
+                    "torch.arange(T, device=x.device)처럼 입력의 device를 쓰세요."
+                ) from None
+            return  # value-dependent code (e.g. int(t.max())) cannot run on meta: no verdict
+        result = out.get("output", out.get("value"))
+        wrong = [t for t in _tensors(result) if t.device.type != "meta"]
+        if wrong:
+            raise CheckFailed(
+                f"{what}: 입력이 다른 장치(device)에 있을 때도 결과가 {wrong[0].device.type}에 "
+                "만들어집니다. 새 텐서는 입력(또는 device 인자)과 같은 장치에 만드세요 "
+                "(예: torch.eye(n, device=x.device))."
+            )
 
     def _load_hint(self):
         if not self.load_errors:
@@ -154,85 +308,124 @@ class Student:
         )
 
 
-@dataclass
-class Verdict:
-    grade_id: str
-    passed: bool
-    message: str = ""
-    seconds: float = 0.0
-    load_failed: bool = False  # the worker died or hung while running the solution cells
+# ----------------------------------------------------------------------------- one submission
 
 
-@dataclass
-class Report:
-    """Verdicts of one notebook: {grade_id: Verdict}."""
+class SandboxBackend:
+    """Sessions in a sandbox: a fresh child per test function."""
 
-    verdicts: dict = field(default_factory=dict)
-    seconds: float = 0.0
+    def __init__(self, sandbox):
+        self.sandbox = sandbox
 
+    def open(self):
+        return self.sandbox.open()
 
-def run_check(sandbox, spec, cells, run_seed):
-    """Run one check in a fresh child; every failure mode becomes a failed Verdict."""
-    t0 = time.monotonic()
-    message = ""
-    loading = False
-    try:
-        session = sandbox.open(spec.wall_s)
-    except Exception as e:  # sandbox could not start: not the student's fault, but no points
-        log.error("sandbox failure on %s: %s", spec.grade_id, e)
-        return Verdict(spec.grade_id, False, f"채점 환경 오류 (grader error): {e}", 0.0)
-    try:
-        for device in devices():
-            seed = derive_seed(run_seed, spec.grade_id, device.type)
-            rng = torch.Generator().manual_seed(seed)
-            student = Student(session, device, derive_seed(seed, "worker"))
-            loading = True
-            student._load(cells)
-            loading = False
-            spec.fn(student, rng, device)
-        passed = True
-    except CheckFailed as e:
-        passed, message = False, str(e)
-    except WorkerError as e:
-        passed, message = False, f"실행 실패 (run failed): {e}"
-        if loading:
-            message = f"코드 셀 실행 실패 (your solution cells did not finish running): {e}"
-    except wire.WireError as e:
-        passed, message = False, f"잘못된 형식의 결과 (malformed result): {e}"
-    except AssertionError as e:
-        passed, message = False, str(e) or "검사 실패 (check failed)"
-    except Exception as e:  # e.g. the student returned a value of an unexpected kind
-        log.warning("check %s raised %s: %s", spec.grade_id, type(e).__name__, e)
-        passed, message = False, f"결과를 검사할 수 없습니다 ({type(e).__name__}: {str(e)[:200]})"
-    finally:
-        status = sandbox.finish(session)
-    if not passed and status not in ("exit", None):
-        message += f"\n[worker: {status}]"
-    return Verdict(spec.grade_id, passed, message[:4000], time.monotonic() - t0, loading)
+    def finish(self, session):
+        return self.sandbox.finish(session)
 
 
-def grade_cells(sandbox, checks, grade_ids, cells, run_seed):
-    """Grade one notebook: ``cells`` = the student's solution-cell sources in notebook order,
-    ``grade_ids`` = the test cells to score (from the trusted source). Returns a Report."""
-    t0 = time.monotonic()
-    report = Report()
-    broken = None  # a verdict whose worker hung/died while loading the cells
-    for gid in grade_ids:
-        spec = checks.get(gid)
-        if broken is not None:  # loading is the same for every check: do not wait again
-            report.verdicts[gid] = Verdict(gid, False, broken.message, 0.0, True)
-            continue
-        if spec is None:
-            msg = f"no hidden check registered for test cell {gid!r}"
-            log.error(msg)
-            report.verdicts[gid] = Verdict(gid, False, f"채점 설정 오류 (grader error): {msg}")
-            continue
-        report.verdicts[gid] = run_check(sandbox, spec, cells, run_seed)
-        if report.verdicts[gid].load_failed:
-            broken = report.verdicts[gid]
-    report.seconds = time.monotonic() - t0
-    return report
+class ReferenceBackend:
+    """In-process sessions on a trusted namespace (the reference solutions)."""
+
+    def __init__(self, namespace):
+        self.namespace = namespace
+
+    def open(self):
+        return ReferenceSession(self.namespace)
+
+    def finish(self, session):
+        return "exit"
 
 
-def new_sandbox(slot=0, limits=None, unsafe=False):
-    return Sandbox(slot=slot, limits=limits, unsafe=unsafe)
+class Grading:
+    """One submission being graded by one check module.
+
+    ``cells``: the code the worker runs before the checks (trusted given cells and the student's
+    solution cells, in notebook order), or None for the reference backend; ``solutions``: the
+    student's solution cells alone (read for forbidden calls and dependencies). Each test
+    function gets a fresh child (:meth:`student`), ended by :meth:`end_function`.
+    """
+
+    def __init__(self, backend, cells, run_seed, solutions=(), probe_meta=True):
+        self.backend = backend
+        self.cells = cells
+        self.facts = CodeFacts(solutions)
+        self.run_seed = run_seed
+        self.probe_meta = probe_meta
+        self.function = None
+        self.session = None
+        self.broken = None  # message, when loading the cells hung or crashed the worker
+        self.students = []
+
+    def student(self, function, device):
+        """The Student for test function ``function`` on ``device`` (fresh child per function)."""
+        if self.broken is not None:
+            raise self.broken
+        if function != self.function:
+            self.end_function()
+            self.function = function
+        if self.session is None:
+            self.session = self.backend.open()
+        seed = derive_seed(self.run_seed, function, device, "worker")
+        student = Student(self.session, device, seed, self.probe_meta)
+        if self.cells is not None:
+            try:
+                student._load(self.cells)
+            except (StudentTimeout, StudentCrashed) as e:
+                msg = f"코드 셀 실행 실패 (your solution cells did not finish running): {e}"
+                self.broken = type(e)(msg)
+                raise self.broken from None
+        self.students.append(student)
+        return student
+
+    def used(self):
+        """The student's definitions the current test function ran, with their dependencies."""
+        used = {n for s in self.students for n in s.used}
+        for name in list(used):
+            used |= self.facts.dependencies(name)
+        return used
+
+    def check_forbidden(self, names):
+        """Fail when the code this test ran uses a ready-made function the notebook forbids."""
+        hits = self.facts.forbidden(names, self.used()) if names else []
+        if hits:
+            text, cell, line = hits[0]
+            raise CheckFailed(
+                f"`{text}` (셀 {cell}, {line}행): 이 과제에서는 이 기성 함수를 쓸 수 없습니다. "
+                "직접 구현하세요."
+            )
+
+    def note(self):
+        """Which other functions of the student's own the failed check also ran."""
+        direct = {n for s in self.students for n in s.used}
+        deps = self.used() - direct
+        if not deps:
+            return ""
+        return (
+            f"\n참고: 이 검사는 여러분이 작성한 {', '.join(sorted(deps))}도 함께 사용합니다. "
+            "그 함수의 검사도 실패했다면 그것부터 고치세요."
+        )
+
+    def end_function(self):
+        """Close the current test function's child -> its final status (None if none)."""
+        status = None
+        if self.session is not None:
+            status = self.backend.finish(self.session)
+        self.session, self.function, self.students = None, None, []
+        return status
+
+
+def feedback(exc):
+    """(outcome, message) for an exception raised by a check item (never check source code)."""
+    if isinstance(exc, StudentTimeout):
+        return "timeout", str(exc)
+    if isinstance(exc, StudentCrashed):
+        return "crashed", str(exc)
+    if isinstance(exc, CheckFailed):
+        return "failed", str(exc)
+    if isinstance(exc, AssertionError):  # a plain assert: its own message, never its source
+        text = str(exc).split("\nassert ", 1)[0]
+        if not text or text.startswith("assert "):
+            text = "검사 실패 (check failed)"
+        return "failed", text
+    return "failed", f"결과를 검사할 수 없습니다 ({type(exc).__name__}: {str(exc)[:200]})"

@@ -1,61 +1,112 @@
 """nbgrader 0.9.6 integration: `nbgrader autograde` takes its verdicts from the engine.
 
-Configured in exercises/nbgrader_config.py:
+Configured in exercises/nbgrader_config.py by :func:`configure`:
 
 - ``RobustExporter`` reads submissions that are not valid UTF-8/JSON/nbformat-4 without failing.
 - ``RebuildSubmission`` (first sanitize step) replaces the submitted notebook by the trusted
   release notebook with only the solution cells' sources taken from the submission.
-- ``EngineGrade`` replaces nbgrader's ``Execute``: no kernel runs; the engine grades the
-  solution cells in the sandbox and writes, per test cell, no output (pass: full points) or an
-  error output with the check's message (fail: 0 points), so nbgrader's SaveAutoGrades records
-  exactly the engine's scores. Hidden-test regions are removed from the test cells.
+- ``EngineGrade`` replaces nbgrader's ``Execute``: no kernel runs; its ``grader`` (handed in
+  through the traitlets configuration, ``c.EngineGrade.grader``) returns the verdicts, and it
+  writes, per test cell, no output (pass: full points) or an error output with the check's
+  message (fail: 0 points), so nbgrader's SaveAutoGrades records exactly the engine's scores.
+  Hidden-test regions are removed from the test cells.
+- ``SaveAutoGradesOnce``: nbgrader's SaveAutoGrades with one commit per notebook.
+
+Workarounds of nbgrader internals live in nbgrader_fixes.py.
 """
 
 import datetime
 import hashlib
 import os
-import stat
-import threading
 
 import nbformat
 from nbconvert.exporters import NotebookExporter
 from nbconvert.exporters.exporter import ResourcesDict
 from nbgrader import utils
 from nbgrader.api import Gradebook
-from nbgrader.converters import base as nbgrader_base
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor, SaveAutoGrades
-from traitlets import Bool, Integer, Unicode
+from traitlets import Bool, Instance, Integer, Unicode, default
 
+from autograder import nbgrader_fixes
 from autograder import notebook as nbio
-
-_ENGINE = None
-_ENGINE_LOCK = threading.Lock()
-# (assignment, student, notebook) -> Future of (cells digest, Report), filled by the batch CLI
-PRECOMPUTED = {}
-PROGRESS = None  # callable() invoked once per graded notebook (the batch CLI's progress bar)
-MISSES = 0  # notebooks that were not found in PRECOMPUTED and were graded on the spot
-
-
-def engine(**kwargs):
-    """Process-wide Engine (created on first use, reused by every notebook)."""
-    global _ENGINE
-    with _ENGINE_LOCK:
-        if _ENGINE is None:
-            from autograder.engine import Engine
-
-            _ENGINE = Engine(**kwargs)
-        return _ENGINE
-
-
-def set_engine(eng):
-    global _ENGINE
-    with _ENGINE_LOCK:
-        _ENGINE = eng
 
 
 def digest(cells):
     return hashlib.sha256("\0".join(cells).encode()).hexdigest()
+
+
+class Grader:
+    """What EngineGrade asks for verdicts: ``grade(preprocessor, resources, nb) -> Report``.
+
+    Handed to nbgrader through the traitlets configuration (``c.EngineGrade.grader``). traitlets
+    deep-copies configuration values into every new preprocessor (nbgrader makes one per
+    notebook); a grader is a shared service, so copying returns the same object.
+    """
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def grade(self, preprocessor, resources, nb):
+        raise NotImplementedError
+
+
+class OnDemandGrader(Grader):
+    """Stock ``nbgrader autograde``: an Engine started at the first notebook, with the limits
+    (``c.SandboxLimits``) and options (``c.EngineGrade``) of the course configuration."""
+
+    def __init__(self):
+        self.engine = None
+
+    def grade(self, preprocessor, resources, nb):
+        if self.engine is None:
+            from autograder.engine import Engine
+            from autograder.sandbox import SandboxLimits
+
+            self.engine = Engine(
+                jobs=preprocessor.jobs,
+                limits=SandboxLimits(parent=preprocessor),
+                unsafe=preprocessor.unsafe_no_sandbox,
+                checks_dir=preprocessor.checks_dir or None,
+            )
+        assignment = resources["nbgrader"]["assignment"]
+        grade_ids = [gid for gid, _ in nbio.test_cells(nb)]
+        cells, solutions = nbio.graded_code(nb), nbio.solution_code(nb)
+        return self.engine.submit(assignment, grade_ids, cells, solutions).result()
+
+
+class BatchGrader(Grader):
+    """The batch command's grader: verdicts graded ahead, in parallel, by its Engine.
+
+    ``expect((assignment, student, notebook), future, cells_digest)`` registers the Future of a
+    Report graded from cells with that digest; ``grade`` takes it when the notebook nbgrader
+    rebuilt has exactly those cells, and grades the notebook again otherwise (counted in
+    ``regraded``). ``progress()`` is called once per notebook written to the gradebook.
+    """
+
+    def __init__(self, engine, progress=None):
+        self.engine = engine
+        self.progress = progress
+        self.futures = {}
+        self.regraded = 0
+
+    def expect(self, key, future, cells_digest):
+        self.futures[key] = (future, cells_digest)
+
+    def grade(self, preprocessor, resources, nb):
+        meta = resources["nbgrader"]
+        key = (meta["assignment"], meta["student"], meta["notebook"])
+        cells = nbio.graded_code(nb)
+        future, done_digest = self.futures.pop(key, (None, None))
+        report = future.result() if done_digest == digest(cells) else None
+        if report is None:
+            self.regraded += 1
+            grade_ids = [gid for gid, _ in nbio.test_cells(nb)]
+            solutions = nbio.solution_code(nb)
+            report = self.engine.submit(key[0], grade_ids, cells, solutions).result()
+        if self.progress is not None:
+            self.progress()
+        return report
 
 
 class RobustExporter(NotebookExporter):
@@ -92,42 +143,25 @@ class RebuildSubmission(NbGraderPreprocessor):
 
 
 class EngineGrade(NbGraderPreprocessor):
-    """Autograde step replacing Execute: verdicts from the sandboxed engine."""
+    """Autograde step replacing Execute: verdicts from the sandboxed engine via ``grader``."""
 
+    grader = Instance(Grader, help="Where the verdicts come from (see Grader).").tag(config=True)
     jobs = Integer(1, help="Sandboxes used by `nbgrader autograde` (one notebook at a time).").tag(
         config=True
     )
     unsafe_no_sandbox = Bool(
         False, help="UNSAFE: run student code without bubblewrap (throw-away machines only)."
     ).tag(config=True)
-    checks_package = Unicode("", help="Package holding <assignment>.py check modules.").tag(
-        config=True
-    )
+    checks_dir = Unicode(
+        "", help="Folder of <assignment>.py check modules (default: built in)."
+    ).tag(config=True)
+
+    @default("grader")
+    def _default_grader(self):
+        return OnDemandGrader()
 
     def preprocess(self, nb, resources):
-        assignment = resources["nbgrader"]["assignment"]
-        notebook = resources["nbgrader"]["notebook"]
-        student = resources["nbgrader"]["student"]
-        cells = nbio.solution_code(nb)
-        grade_ids = [gid for gid, _ in nbio.test_cells(nb)]
-        global MISSES
-        report = None
-        future = PRECOMPUTED.pop((assignment, student, notebook), None)
-        if future is not None:
-            done_digest, done_report = future.result()
-            if done_digest == digest(cells):  # graded exactly these cells
-                report = done_report
-        if report is None:
-            MISSES += 1 if future is not None else 0
-            eng = engine(
-                jobs=self.jobs,
-                unsafe=self.unsafe_no_sandbox,
-                checks_package=self.checks_package or None,
-            )
-            report = eng.grade_cells(assignment, grade_ids, cells)
-        write_verdicts(nb, report)
-        if PROGRESS is not None:
-            PROGRESS()
+        write_verdicts(nb, self.grader.grade(self, resources, nb))
         return nb, resources
 
 
@@ -190,43 +224,9 @@ def write_verdicts(nb, report):
         ]
 
 
-def _robust_timestamp(self, dest_path):
-    """CourseDirectory.get_existing_timestamp that survives a hostile timestamp.txt.
-
-    nbgrader 0.9.6 crashes on a garbage one (it calls a missing ``self.fail``), which stops grading
-    of that student, and would follow a symlink or block on a FIFO. The file is student-controlled:
-    anything but a readable regular file with a valid date falls back to the file's own
-    modification time (when it was collected), with a warning."""
-    path = os.path.join(dest_path, "timestamp.txt")
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    if stat.S_ISREG(info.st_mode):
-        try:
-            return _ORIGINAL_TIMESTAMP(self, dest_path)
-        except Exception:
-            pass
-    mtime = datetime.datetime.fromtimestamp(info.st_mtime, tz=datetime.UTC)
-    self.log.warning("Invalid timestamp file %s; using its modification time %s", path, mtime)
-    return mtime.replace(tzinfo=None)
-
-
-def _regular_files(path, exclude=None):
-    """nbgrader's find_all_files without symlinks and special files: nbgrader copies every
-    extra file of a submission into autograded/ and feedback/ (shutil.copy follows links)."""
-    return [f for f in _ORIGINAL_FIND(path, exclude) if not os.path.islink(f) and os.path.isfile(f)]
-
-
-_ORIGINAL_TIMESTAMP = CourseDirectory.get_existing_timestamp
-_ORIGINAL_FIND = nbgrader_base.find_all_files
-
-
-def configure(c, jobs=1, checks_package="", unsafe_no_sandbox=False):
+def configure(c, jobs=1, checks_dir="", unsafe_no_sandbox=False):
     """Apply the engine to an nbgrader config object ``c`` (call from nbgrader_config.py)."""
-    # two fixes of nbgrader's handling of student-controlled files in submitted/ (see above)
-    CourseDirectory.get_existing_timestamp = _robust_timestamp
-    nbgrader_base.find_all_files = _regular_files
+    nbgrader_fixes.apply()
     from nbconvert.preprocessors import ClearMetadataPreprocessor
     from nbgrader.preprocessors import (
         AssignLatePenalties,
@@ -257,6 +257,7 @@ def configure(c, jobs=1, checks_package="", unsafe_no_sandbox=False):
         SaveAutoGradesOnce,
         AssignLatePenalties,
     ]
+    c.EngineGrade.grader = OnDemandGrader()
     c.EngineGrade.jobs = jobs
-    c.EngineGrade.checks_package = checks_package
+    c.EngineGrade.checks_dir = checks_dir
     c.EngineGrade.unsafe_no_sandbox = unsafe_no_sandbox

@@ -175,8 +175,21 @@ def rebuild(template, submission):
 
 
 def solution_code(nb):
-    """Sources of the code solution cells, in notebook order (what the worker executes)."""
+    """Sources of the code solution cells (the student's code), in notebook order."""
     return [c.source for c in nb.cells if is_solution(c) and c.cell_type == "code"]
+
+
+def is_given(cell):
+    """A read-only code cell the notebook gives (imports, helpers): locked, not a test."""
+    meta = nbgrader_meta(cell)
+    return cell.get("cell_type") == "code" and meta.get("locked") is True and not is_test(cell)
+
+
+def graded_code(nb):
+    """What the worker runs before the checks, in notebook order: the given (locked) cells and
+    the solution cells. Call on a rebuilt notebook: its given cells are the trusted template's,
+    never the student's copy."""
+    return [c.source for c in nb.cells if c.cell_type == "code" and (is_solution(c) or is_given(c))]
 
 
 def strip_hidden(source):
@@ -222,6 +235,14 @@ class Course:
         return release_from_source(
             read_trusted(self.root / "source" / assignment / f"{notebook}.ipynb")
         )
+
+    def notebook_name(self, assignment, path):
+        """The source notebook of ``assignment`` that the submitted file ``path`` answers."""
+        names = [p.stem for p in self.source_notebooks(assignment)]
+        if not names:
+            raise FileNotFoundError(f"no source/{assignment}/*.ipynb under {self.root}")
+        stem = Path(path).stem
+        return stem if stem in names else names[0]
 
     def submissions(self, assignment, student=None):
         """[(student_id, notebook_dir)] under submitted/."""

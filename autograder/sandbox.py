@@ -16,8 +16,10 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from traitlets import Float, Integer
+from traitlets.config import Configurable
 
 HERE = Path(__file__).resolve().parent
 UNSAFE_FLAG = "--unsafe-no-sandbox"
@@ -43,23 +45,49 @@ class WorkerError(Exception):
     """The worker crashed, hung, exited or sent something malformed."""
 
 
-@dataclass
-class Limits:
-    """Per-check limits (one check = one forked child)."""
+class WorkerCrashed(WorkerError):
+    """The child died (crash, exit, out of memory/CPU) or sent a malformed reply."""
 
-    wall_s: float = 30.0  # wall clock for one check (all its calls), then the child is killed
-    cpu_s: int = 20  # RLIMIT_CPU of the child
-    memory_bytes: int = 3 << 30  # RLIMIT_DATA of the child (includes the ~0.25 GiB of torch)
-    nproc: int = 16  # RLIMIT_NPROC: processes + threads of the child's uid
-    file_bytes: int = 16 << 20  # RLIMIT_FSIZE: largest file the child may write
-    open_files: int = 64  # RLIMIT_NOFILE
-    tmpfs_bytes: int = 64 << 20  # size of the sandbox's /tmp
-    result_bytes: int = 64 << 20  # largest reply the judge accepts
-    start_s: float = 180.0  # zygote start-up (imports torch)
+
+class WorkerTimeout(WorkerError):
+    """The child did not answer within its wall-clock limit."""
+
+
+class StudentRaised(WorkerError):
+    """The student's code raised an exception (the child is fine and answered)."""
+
+
+class SandboxLimits(Configurable):
+    """Limits of one check (one forked child), configurable in nbgrader_config.py, e.g.
+    ``c.SandboxLimits.wall_s = 60``; the batch command's --wall overrides wall_s."""
+
+    wall_s = Float(30.0, help="Wall clock (s) for one check, then its child is killed.").tag(
+        config=True
+    )
+    cpu_s = Integer(20, help="RLIMIT_CPU (s) of the child.").tag(config=True)
+    memory_bytes = Integer(
+        3 << 30, help="RLIMIT_DATA of the child (includes the ~0.25 GiB of torch)."
+    ).tag(config=True)
+    nproc = Integer(16, help="RLIMIT_NPROC: processes + threads of the child's uid.").tag(
+        config=True
+    )
+    file_bytes = Integer(16 << 20, help="RLIMIT_FSIZE: largest file the child may write.").tag(
+        config=True
+    )
+    open_files = Integer(64, help="RLIMIT_NOFILE of the child.").tag(config=True)
+    tmpfs_bytes = Integer(64 << 20, help="Size of the sandbox's /tmp.").tag(config=True)
+    result_bytes = Integer(64 << 20, help="Largest reply the judge accepts.").tag(config=True)
+    start_s = Float(180.0, help="Time allowed for a sandbox to start (imports torch).").tag(
+        config=True
+    )
 
     def child(self):
+        """The limits the worker applies to each child (a plain dict for the wire)."""
         keys = ("cpu_s", "memory_bytes", "nproc", "file_bytes", "open_files")
-        return {k: v for k, v in asdict(self).items() if k in keys}
+        return {k: getattr(self, k) for k in keys}
+
+    def as_dict(self):
+        return {k: getattr(self, k) for k in self.trait_names(config=True)}
 
 
 def unsafe_requested(flag=False):
@@ -161,8 +189,9 @@ def bwrap_command(exe, ctl_fd, limits, uid):
 class Session:
     """One forked child talking to the judge over its own socket, with a deadline."""
 
-    def __init__(self, sandbox, sock, deadline):
-        self.sandbox, self.sock, self.deadline = sandbox, sock, deadline
+    def __init__(self, sandbox, sock, wall_s):
+        self.sandbox, self.sock, self.wall_s = sandbox, sock, wall_s
+        self.deadline = time.monotonic() + wall_s
 
     def _recv(self, n):
         left = self.deadline - time.monotonic()
@@ -180,25 +209,31 @@ class Session:
             self.sock.sendall(wire.encode(header, values))
             head, blob = wire.read_frame(self._recv, max_blob=self.sandbox.limits.result_bytes)
         except TimeoutError as e:
-            raise WorkerError(
-                f"시간 제한({self.sandbox.limits.wall_s:g}초)을 넘었습니다 (time limit exceeded)"
+            raise WorkerTimeout(
+                f"시간 제한({self.wall_s:g}초)을 넘었습니다 (time limit exceeded)"
             ) from e
         except (EOFError, OSError) as e:
-            raise WorkerError(
+            raise WorkerCrashed(
                 "학생 코드를 실행하던 프로세스가 비정상 종료했습니다 "
                 "(worker crashed, exited or ran out of memory/CPU)"
             ) from e
         except wire.WireError as e:
-            raise WorkerError(f"잘못된 형식의 결과입니다 (malformed result: {e})") from e
-        try:
-            reply, values = wire.decode(head, blob)
-        except wire.WireError as e:
-            raise WorkerError(f"잘못된 형식의 결과입니다 (malformed result: {e})") from e
-        if reply.get("ok") is not True:
-            err = reply.get("error")
-            err = err[:400] if isinstance(err, str) else "unknown error"
-            raise WorkerError(err)
-        return reply, values
+            raise WorkerCrashed(f"잘못된 형식의 결과입니다 (malformed result: {e})") from e
+        return parse_reply(head, blob)
+
+
+def parse_reply(head, blob):
+    """A worker's reply frame -> (header, values); StudentRaised when it reports an error."""
+    from autograder import wire
+
+    try:
+        reply, values = wire.decode(head, blob)
+    except wire.WireError as e:
+        raise WorkerCrashed(f"잘못된 형식의 결과입니다 (malformed result: {e})") from e
+    if reply.get("ok") is not True:
+        err = reply.get("error")
+        raise StudentRaised(err[:600] if isinstance(err, str) else "unknown error")
+    return reply, values
 
 
 class Sandbox:
@@ -206,7 +241,7 @@ class Sandbox:
 
     def __init__(self, slot=0, limits=None, unsafe=False, uid_base=61000):
         self.slot = slot
-        self.limits = limits or Limits()
+        self.limits = limits or SandboxLimits()
         self.unsafe = unsafe
         self.uid = uid_base + slot if (os.geteuid() == 0 and not unsafe) else None
         self.proc = None
@@ -315,7 +350,7 @@ class Sandbox:
                 continue
             finally:
                 child_end.close()
-            return Session(self, judge_end, time.monotonic() + wall_s)
+            return Session(self, judge_end, wall_s)
         raise SandboxUnavailable("could not start a worker")
 
     def finish(self, session):
@@ -341,7 +376,7 @@ def prestart(jobs=None, limits=None, unsafe=False):
     unsafe = unsafe_requested(unsafe)
     if not unsafe:
         check_bwrap()
-    boxes = [Sandbox(slot=i, limits=limits or Limits(), unsafe=unsafe) for i in range(jobs)]
+    boxes = [Sandbox(slot=i, limits=limits or SandboxLimits(), unsafe=unsafe) for i in range(jobs)]
     for sb in boxes:
         sb.start_async()
     return boxes

@@ -9,7 +9,6 @@ sandbox (as ``wire``), so it imports only the standard library, torch and safete
 """
 
 import json
-import math
 import struct
 
 import torch
@@ -57,6 +56,10 @@ def to_plain(value, tensors):
         return {"i": str(int(value))}
     if isinstance(value, float):
         return {"f": float(value).hex()}
+    if isinstance(value, torch.device):
+        return {"D": value.type}
+    if isinstance(value, torch.Tensor) and value.device.type == "meta":
+        return {"m": list(value.shape), "dtype": str(value.dtype).removeprefix("torch.")}
     if isinstance(value, torch.Tensor):
         key = f"t{len(tensors)}"
         t = torch.Tensor(value.detach()).to("cpu") if type(value) is not torch.Tensor else value
@@ -96,6 +99,13 @@ def from_plain(node, tensors, device=None, depth=0, count=None):
             return float.fromhex(s) if s not in ("inf", "-inf", "nan") else float(s)
         except ValueError as e:
             raise WireError("malformed float") from e
+    if "D" in node and len(node) == 1:
+        dev = node["D"]
+        if dev not in ("cpu", "cuda", "meta"):
+            raise WireError("unknown device")
+        return torch.device(device if device is not None else dev)
+    if "m" in node and len(node) == 2:
+        return _meta_tensor(node["m"], node.get("dtype"))
     if "t" in node:
         key, dev = node["t"], node.get("dev", "cpu")
         if not isinstance(key, str) or key not in tensors or not isinstance(dev, str):
@@ -125,6 +135,15 @@ def from_plain(node, tensors, device=None, depth=0, count=None):
             out[kv[0]] = from_plain(kv[1], tensors, device, depth + 1, count)
         return out
     raise WireError("malformed value")
+
+
+def _meta_tensor(shape, dtype):
+    """A shape-only tensor on the meta device (results of the device probe, see judge.py)."""
+    dtypes = {str(d).removeprefix("torch."): d for d in DTYPES}
+    ok = isinstance(shape, list) and len(shape) <= 16
+    if not ok or not all(type(n) is int and 0 <= n < 2**40 for n in shape) or dtype not in dtypes:
+        raise WireError("malformed meta tensor")
+    return torch.empty(shape, dtype=dtypes[dtype], device="meta")
 
 
 def encode(header, values=None):
@@ -182,7 +201,3 @@ def read_frame(recv, max_blob=MAX_BLOB):
     if magic != MAGIC or hlen > MAX_HEADER or blen > max_blob:
         raise WireError("frame too large or corrupt")
     return read_exact(recv, hlen), read_exact(recv, blen)
-
-
-def finite_float(x):
-    return isinstance(x, float) and math.isfinite(x)

@@ -108,19 +108,54 @@ def flat_tensors(value):
     return []
 
 
-class Child:
-    def __init__(self, sock):
-        self.sock = sock
-        self.ns = None
+def cell_location(e, sources):
+    """' (셀 2, 5행: `x.sub_(m)`)' for the innermost frame of the student's cells, else ''."""
+    where = ""
+    for frame in traceback.extract_tb(e.__traceback__):
+        name = frame.filename
+        if name.startswith("<solution cell ") and name.endswith(">"):
+            n = int(name[len("<solution cell ") : -1])
+            lines = sources[n - 1].splitlines() if 0 < n <= len(sources) else []
+            line = lines[frame.lineno - 1].strip() if 0 < (frame.lineno or 0) <= len(lines) else ""
+            where = f" (셀 {n}, {frame.lineno}행: `{line[:120]}`)"
+    return where
 
-    def send(self, header, values=None):
-        try:
-            frame = wire.encode(header, values)
-        except Exception as e:
-            frame = wire.encode(
-                {"ok": False, "error": "결과를 전송할 수 없습니다: " + short_error(e)}
-            )
-        self.sock.sendall(frame)
+
+def snapshot(args, kwargs):
+    """{label: clone} of every tensor argument (to detect in-place changes by the student)."""
+    items = [(f"인자 {i}", a) for i, a in enumerate(args)] + [(k, v) for k, v in kwargs.items()]
+    out = {}
+    for label, value in items:
+        for j, t in enumerate(flat_tensors(value)):
+            if t.device.type != "meta":
+                out[label if j == 0 else f"{label}[{j}]"] = (t, t.detach().clone())
+    return out
+
+
+def mutated(snap):
+    """Labels of the tensor arguments whose values or shape changed since ``snapshot``."""
+    out = []
+    for label, (t, before) in snap.items():
+        same = t.shape == before.shape and t.dtype == before.dtype
+        if same:
+            now = t.detach()
+            eq = now == before
+            if now.is_floating_point():
+                eq |= now.isnan() & before.isnan()
+            same = bool(eq.all())
+        if not same:
+            out.append(label)
+    return out
+
+
+class Child:
+    """Serves the judge's requests on one socket; ``handle`` also runs in-process for the
+    reference (see judge.ReferenceSession), so both paths share this code."""
+
+    def __init__(self, sock=None, namespace=None):
+        self.sock = sock
+        self.ns = namespace
+        self.sources = []
 
     def serve(self):
         while True:
@@ -128,33 +163,38 @@ class Child:
                 head, blob = wire.read_frame(self.sock.recv)
             except (EOFError, OSError):
                 return
-            device = None
-            try:
-                header = json.loads(head)
-                device = header.get("device")
-                header, values = wire.decode(head, blob, device=device)
-            except Exception as e:
-                self.send({"ok": False, "error": "bad request: " + short_error(e)})
-                continue
-            op = header.get("op")
-            if op == "bye":
+            frame = self.handle(head, blob)
+            if frame is None:
                 return
-            try:
-                torch.manual_seed(int(header.get("seed", 0)))
-                out = getattr(self, "op_" + str(op))(header, values)
-                self.send({"ok": True}, out)
-            except BaseException as e:  # student code may raise anything, even SystemExit
-                self.send({"ok": False, "error": short_error(e)})
+            self.sock.sendall(frame)
+
+    def handle(self, head, blob):
+        """One request frame -> one reply frame (None for 'bye')."""
+        try:
+            header = json.loads(head)
+            header, values = wire.decode(head, blob, device=header.get("device"))
+        except Exception as e:
+            return reply({"ok": False, "error": "bad request: " + short_error(e)})
+        op = header.get("op")
+        if op == "bye":
+            return None
+        try:
+            torch.manual_seed(int(header.get("seed", 0)))
+            out = getattr(self, "op_" + str(op))(header, values)
+            return reply({"ok": True}, out)
+        except BaseException as e:  # student code may raise anything, even SystemExit
+            return reply({"ok": False, "error": short_error(e) + cell_location(e, self.sources)})
 
     def op_load(self, header, values):
         self.ns = {"__name__": "__main__", "__builtins__": builtins}
         exec(compile(PRELUDE, "<prelude>", "exec"), self.ns)
+        self.sources = [str(src) for src in values.get("cells", [])]
         errors = []
-        for i, src in enumerate(values.get("cells", [])):
+        for i, src in enumerate(self.sources):
             try:
                 exec(compile(src, f"<solution cell {i + 1}>", "exec"), self.ns)
             except BaseException as e:
-                errors.append(f"cell {i + 1}: {short_error(e)}")
+                errors.append(f"cell {i + 1}: {short_error(e)}{cell_location(e, self.sources)}")
         return {"errors": errors}
 
     def lookup(self, name):
@@ -167,8 +207,10 @@ class Child:
 
     def op_call(self, header, values):
         fn = self.lookup(values["name"])
-        result = fn(*values.get("args", ()), **values.get("kwargs", {}))
-        return {"value": to_result(result)}
+        args, kwargs = values.get("args", ()), values.get("kwargs", {})
+        snap = snapshot(args, kwargs)
+        result = fn(*args, **kwargs)
+        return {"value": to_result(result), "mutated": mutated(snap)}
 
     def op_module(self, header, values):
         cls = self.lookup(values["name"])
@@ -179,11 +221,12 @@ class Child:
             raise TypeError(f"{values['name']}(...) is not a torch.nn.Module")
         state = {k: v.detach().clone() for k, v in m.state_dict().items()}
         m = m.to(device)
-        if values.get("state_dict") is not None:
+        if values.get("state_dict") is not None and device != "meta":
             m.load_state_dict(values["state_dict"], strict=True)
         m.train(bool(values.get("train", False)))
-        grad = bool(values.get("grad", False))
+        grad = bool(values.get("grad", False)) and device != "meta"
         inputs = list(values.get("inputs", ()))
+        kwargs = values.get("input_kwargs", {})
         if grad:
             inputs = [
                 x.detach().requires_grad_(True)
@@ -191,31 +234,44 @@ class Child:
                 else x
                 for x in inputs
             ]
+        snap = snapshot(inputs, kwargs)
+        if values.get("forward_seed") is not None:
+            torch.manual_seed(int(values["forward_seed"]))
         with torch.set_grad_enabled(grad):
-            out = getattr(m, values.get("method") or "forward")(
-                *inputs, **values.get("input_kwargs", {})
-            )
-        result = {"output": to_result(out), "state": to_result(state)}
+            out = getattr(m, values.get("method") or "forward")(*inputs, **kwargs)
+        result = {"output": to_result(out), "state": to_result(state), "mutated": mutated(snap)}
         if grad:
-            outs = flat_tensors(out)
-            gos = values.get("grad_outputs")
-            gos = flat_tensors(gos) if gos is not None else [None] * len(outs)
-            if len(gos) != len(outs):
-                raise ValueError("number of outputs does not match grad_outputs")
-            loss = sum(
-                (o.float() * g.float()).sum() if g is not None else o.float().sum()
-                for o, g in zip(outs, gos, strict=True)
-                if o.requires_grad
-            )
-            if not isinstance(loss, torch.Tensor):
-                raise RuntimeError("output does not require grad")
-            loss.backward()
-            grads = {n: p.grad for n, p in m.named_parameters() if p.grad is not None}
-            for i, x in enumerate(inputs):
-                if isinstance(x, torch.Tensor) and x.grad is not None:
-                    grads[f"input{i}"] = x.grad
-            result["grads"] = to_result(grads)
+            result["grads"] = to_result(gradients(m, inputs, out, values.get("grad_outputs")))
         return result
+
+
+def gradients(m, inputs, out, grad_outputs):
+    """Backward of sum(o.float().sum()) (or sum((o * g).sum()) with grad_outputs) ->
+    {parameter name or 'input<i>': grad}."""
+    outs = flat_tensors(out)
+    gos = flat_tensors(grad_outputs) if grad_outputs is not None else [None] * len(outs)
+    if len(gos) != len(outs):
+        raise ValueError("number of outputs does not match grad_outputs")
+    loss = sum(
+        (o.float() * g.float()).sum() if g is not None else o.float().sum()
+        for o, g in zip(outs, gos, strict=True)
+        if o.requires_grad
+    )
+    if not isinstance(loss, torch.Tensor):
+        raise RuntimeError("output does not require grad")
+    loss.backward()
+    grads = {n: p.grad for n, p in m.named_parameters() if p.grad is not None}
+    for i, x in enumerate(inputs):
+        if isinstance(x, torch.Tensor) and x.grad is not None:
+            grads[f"input{i}"] = x.grad
+    return grads
+
+
+def reply(header, values=None):
+    try:
+        return wire.encode(header, values)
+    except Exception as e:
+        return wire.encode({"ok": False, "error": "결과를 전송할 수 없습니다: " + short_error(e)})
 
 
 def child_main(sock, ctl, spec):
@@ -288,19 +344,20 @@ def reap(zygote_pid, uid, root):
                 os.setgid(uid)
                 os.setuid(uid)
             keep = {1, zygote_pid, os.getpid()}
-            for _ in range(50 if CONFIG.get("sandboxed") else 0):
+            # until every other process is gone from /proc (killed ones stay there as zombies
+            # until the sandbox's init reaps them), for at most 2 s
+            deadline = time.monotonic() + 2.0
+            while CONFIG.get("sandboxed") and time.monotonic() < deadline:
                 victims = [
                     int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep
                 ]
-                killed = 0
+                if not victims:
+                    break
                 for p in victims:
                     try:
                         os.kill(p, signal.SIGKILL)
-                        killed += 1
                     except OSError:
                         pass
-                if not killed:
-                    break
                 time.sleep(0.002)
 
             for name in os.listdir(root) if root else []:
@@ -310,8 +367,21 @@ def reap(zygote_pid, uid, root):
     os.waitpid(pid, 0)
 
 
+def warm_up():
+    """Pay torch's lazy start-up once here, not in every forked child: the meta-device kernels
+    and the torch._dynamo import that meta reference ops trigger on first use (~1.7 s), and the
+    first autograd/nn calls."""
+    for device in ("meta", "cpu"):
+        x = torch.ones(2, 3, device=device, requires_grad=device == "cpu")
+        y = torch.nn.functional.linear(x / 2.0, torch.ones(4, 3, device=device)).softmax(-1)
+        y = torch.where(y > 0, y.exp() - y.amax(-1, keepdim=True), y).masked_fill(y < 0, 0.0)
+        if device == "cpu":
+            y.sum().backward()
+
+
 def zygote():
     torch.set_num_threads(1)
+    warm_up()
     ctl = socket.socket(fileno=int(CONFIG["ctl_fd"]))
     me = os.getpid()
     ctl.send(json.dumps({"op": "ready", "pid": me}).encode())

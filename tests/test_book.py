@@ -57,7 +57,7 @@ def _toc_files():
 @pytest.fixture(scope="session")
 def built_book():
     """Build the whole book once per session with --warningiserror; return the HTML folder."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ)
     jb = Path(sys.executable).with_name("jupyter-book")
     t0 = time.perf_counter()
     proc = subprocess.run(
@@ -107,7 +107,6 @@ def test_a_failing_cell_fails_the_build(tmp_path):
     proc = subprocess.run(
         [str(jb), "build", str(tmp_path), "--warningiserror", "--keep-going"],
         cwd=tmp_path,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
         capture_output=True,
         text=True,
         timeout=300,

@@ -1,6 +1,6 @@
 """Grading engine: wire format, validation, notebook rebuild, sandbox limits, nbgrader round trip.
 
-Uses the fixture course tests/fixtures/grader_course (assignment `demo`, checks in
+Uses the fixture course tests/fixtures/grader_course (assignment `demo`, pytest checks in
 fixture_checks/demo.py whose references are plain torch functions, not the engine).
 """
 
@@ -10,6 +10,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -20,14 +21,15 @@ import torch
 from autograder import notebook as nbio
 from autograder import sandbox as sbx
 from autograder import wire
-from autograder.compare import CheckFailed, assert_close, expect_tensor
+from autograder.checking import CheckFailed, assert_close, expect_tensor
 from autograder.engine import Engine
-from autograder.judge import CheckSpec, grade_cells, new_run_seed
+from autograder.judge import Grading, SandboxBackend, StudentCrashed, StudentTimeout
+from autograder.seeds import new_run_seed
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "fixtures" / "grader_course"
+CHECKS = FIXTURE / "fixture_checks"
 BIN = Path(sys.executable).parent
-sys.path.insert(0, str(FIXTURE))  # fixture_checks
 
 GOOD = {
     "softmax_sol": "def softmax(x, dim=-1):\n    return torch.softmax(x, dim=dim)\n",
@@ -81,6 +83,18 @@ def test_wire_roundtrip_keeps_types_values_and_dtypes():
     assert out["b"][1].dtype == torch.bool and out["b"][2].dtype == torch.int32
     assert out["c"]["k"].dtype == torch.bfloat16 and out["c"]["n"] == -(2**62)
     assert type(out["b"][0]) is torch.Tensor
+
+
+def test_wire_carries_devices_and_shape_only_meta_tensors():
+    _, out = roundtrip({"d": torch.device("cpu"), "m": torch.empty(3, 0, 5, device="meta")})
+    assert out["d"] == torch.device("cpu")
+    assert out["m"].device.type == "meta" and out["m"].shape == (3, 0, 5)
+    # the receiver's device override moves devices and tensors alike (the meta-device probe)
+    _, out = roundtrip({"d": torch.device("cpu"), "t": torch.ones(2)}, device="meta")
+    assert out["d"] == torch.device("meta") and out["t"].device.type == "meta"
+    for bad in ({"m": [-1], "dtype": "float32"}, {"m": [2], "dtype": "object"}, {"D": "tpu"}):
+        with pytest.raises(wire.WireError):
+            wire.decode(json.dumps({"values": {"v": bad}}).encode(), b"")
 
 
 def test_wire_rejects_malformed_frames_and_values():
@@ -241,45 +255,46 @@ def test_rebuild_takes_only_solution_sources_from_submission():
 
 @pytest.fixture(scope="module")
 def sandbox():
-    with sbx.Sandbox(limits=sbx.Limits(wall_s=20)) as sb:
+    with sbx.Sandbox(limits=sbx.SandboxLimits(wall_s=20)) as sb:
         sb.start()
         yield sb
 
 
-def call_check(name, *args, **kwargs):
-    """A check that calls `name` and stores what came back (for tests of the proxy itself)."""
-    box = {}
-
-    def fn(student, rng, device):
-        box["value"] = student.call(name, *args, **kwargs)
-
-    return fn, box
-
-
-def grade(sandbox, cells, fn, wall_s=None):
-    spec = CheckSpec("t", fn, wall_s)
-    return grade_cells(sandbox, {"t": spec}, ["t"], cells, new_run_seed()).verdicts["t"]
+def run_call(sandbox, cells, name, *args, **kwargs):
+    """Load ``cells`` in a fresh child and call ``name``: (value, None) or (None, CheckFailed)."""
+    grading = Grading(SandboxBackend(sandbox), cells, new_run_seed(), cells)
+    try:
+        return grading.student("t", torch.device("cpu")).call(name, *args, **kwargs), None
+    except CheckFailed as e:
+        return None, e
+    finally:
+        grading.end_function()
 
 
-def test_correct_and_wrong_solutions(sandbox):
-    from fixture_checks import demo
+@pytest.fixture(scope="module")
+def demo_engine():
+    eng = Engine(jobs=2, checks_dir=CHECKS, assignments=["demo"])
+    yield eng
+    eng.close()
 
-    checks = {"test_softmax": CheckSpec("test_softmax", demo.softmax_large)}
-    checks["test_scale"] = CheckSpec("test_scale", demo.scale_module)
-    ids = ["test_softmax", "test_scale"]
-    good = grade_cells(sandbox, checks, ids, list(GOOD.values()), new_run_seed()).verdicts
+
+def grade_demo(engine, cells):
+    return engine.submit("demo", ["test_softmax", "test_scale"], cells, cells).result().verdicts
+
+
+def test_correct_and_wrong_solutions(demo_engine):
+    good = grade_demo(demo_engine, list(GOOD.values()))
     assert all(v.passed for v in good.values()), good
-    bad = grade_cells(sandbox, checks, ids, [NAIVE], new_run_seed()).verdicts
+    bad = grade_demo(demo_engine, [NAIVE])
     assert not bad["test_softmax"].passed and "nan" in bad["test_softmax"].message
     assert "입력" in bad["test_softmax"].message  # counterexample shown
     assert not bad["test_scale"].passed and "Scale" in bad["test_scale"].message
+    assert bad["test_softmax"].outcome == "failed"
 
 
-def test_student_cannot_fake_results(sandbox):
+def test_student_cannot_fake_results(demo_engine):
     """Monkeypatching torch, always-true __eq__ subclasses and input transformers stay in the
     worker; the judge compares plain tensors itself."""
-    from fixture_checks import demo
-
     hostile = [
         "torch.allclose = lambda *a, **k: True\ntorch.testing.assert_close = lambda *a, **k: None\n"
         "class T(torch.Tensor):\n    def __eq__(self, o): return True\n"
@@ -287,9 +302,16 @@ def test_student_cannot_fake_results(sandbox):
         "def softmax(x, dim=-1):\n    return torch.zeros_like(x).as_subclass(T)\n",
         "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])\n",
     ]
-    v = grade(sandbox, hostile, demo.softmax_large)
+    v = grade_demo(demo_engine, hostile)["test_softmax"]
     assert not v.passed and "다릅니다" in v.message
     assert torch.allclose(torch.zeros(1), torch.ones(1)) is False  # judge untouched
+
+
+def test_module_proxy_state_output_and_grads(demo_engine):
+    assert grade_demo(demo_engine, [GOOD["scale_sol"]])["test_scale"].passed
+    wrong_grad = GOOD["scale_sol"].replace("x * self.weight", "x * self.weight.detach()")
+    v = grade_demo(demo_engine, [wrong_grad])["test_scale"]
+    assert not v.passed and "weight" in v.message
 
 
 def test_sandbox_hides_course_and_network(sandbox, tmp_path):
@@ -318,10 +340,8 @@ def test_sandbox_hides_course_and_network(sandbox, tmp_path):
         )
         paths = [str(canary), str(REPO / "solutions" / "__init__.py"), "/etc/passwd"]
         paths += ["/proc/1/environ", "/proc/self/environ"]
-        fn, box = call_check("probe", paths)
-        v = grade(sandbox, [probe], fn)
-        assert v.passed, v.message
-        out = box["value"]
+        out, err = run_call(sandbox, [probe], "probe", paths)
+        assert err is None, err
         assert "SECRET" not in out and out[0] == "FileNotFoundError"
         assert out[1] == "FileNotFoundError" and out[2] == "FileNotFoundError"
         for env in out[3:5]:  # neither bwrap (pid 1) nor the child carry the judge's environment
@@ -334,24 +354,48 @@ def test_sandbox_hides_course_and_network(sandbox, tmp_path):
 
 
 def test_crash_exit_and_errors_cost_only_that_check(sandbox):
-    fn, _ = call_check("f", torch.ones(2))
-    for code, expect in [
-        ("import os\ndef f(x):\n    os._exit(3)\n", "비정상 종료"),
-        ("import os, signal\ndef f(x):\n    os.kill(os.getpid(), signal.SIGSEGV)\n", "비정상 종료"),
-        ("def f(x):\n    raise SystemExit(0)\n", "SystemExit"),
-        ("def f(x):\n    return object()\n", "unsupported result type"),
-        ("def g(x):\n    return x\n", "정의되지 않았습니다"),
-        ("def f(x):\n    return torch.ones(10**10)\n", "memory"),
+    crashed = "비정상 종료"
+    for code, kind, expect in [
+        ("import os\ndef f(x):\n    os._exit(3)\n", StudentCrashed, crashed),
+        (
+            "import os, signal\ndef f(x):\n    os.kill(os.getpid(), signal.SIGSEGV)\n",
+            StudentCrashed,
+            crashed,
+        ),
+        ("def f(x):\n    raise SystemExit(0)\n", CheckFailed, "SystemExit"),
+        ("def f(x):\n    return object()\n", CheckFailed, "unsupported result type"),
+        ("def g(x):\n    return x\n", CheckFailed, "정의되지 않았습니다"),
+        ("def f(x):\n    return torch.ones(10**10)\n", CheckFailed, "memory"),
         (
             "import os\ndef f(x):\n    os.kill(1, 9)\n    os.kill(os.getppid(), 9)\n",
+            CheckFailed,
             "PermissionError",
         ),
     ]:
-        v = grade(sandbox, [code], fn)
-        assert not v.passed and expect in v.message, (code, v.message)
-    ok = grade(sandbox, ["def f(x):\n    return x * 2\n"], fn)
-    assert ok.passed  # the sandbox survived all of the above
+        _, err = run_call(sandbox, [code], "f", torch.ones(2))
+        assert type(err) is kind and expect in str(err), (code, err)
+    value, err = run_call(sandbox, ["def f(x):\n    return x * 2\n"], "f", torch.ones(2))
+    assert err is None and torch.equal(value, torch.full((2,), 2.0))  # the sandbox survived
     assert sandbox.starts == 1
+
+
+def test_crash_message_names_call_shapes_and_line(sandbox):
+    code = "def f(x, dim=-1):\n    y = x * 2\n    return y.view(7)\n"
+    _, err = run_call(sandbox, [code], "f", torch.ones(2, 3), dim=1)
+    msg = str(err)
+    assert "f((2, 3) float32, dim=1)" in msg and "셀 1, 3행" in msg and "y.view(7)" in msg
+
+
+def test_in_place_change_and_default_device_fail(sandbox):
+    _, err = run_call(sandbox, ["def f(x):\n    x -= 1\n    return x\n"], "f", torch.ones(3))
+    assert "제자리" in str(err)
+    eye = "def f(x):\n    return x + torch.eye(x.shape[-1])\n"
+    _, err = run_call(sandbox, [eye], "f", torch.ones(3, 3))
+    assert "장치" in str(err)
+    # value-dependent code cannot run on meta: no verdict from the probe, the call passes
+    dep = "def f(x):\n    return torch.zeros(int(x.sum()), device=x.device)\n"
+    value, err = run_call(sandbox, [dep], "f", torch.ones(3))
+    assert err is None and value.shape == (3,)
 
 
 def test_fork_bomb_is_bounded_and_cleaned_up(sandbox):
@@ -368,54 +412,62 @@ def test_fork_bomb_is_bounded_and_cleaned_up(sandbox):
         "    except OSError:\n"
         "        return n\n"
     )
-    fn, box = call_check("f", 0)
-    v = grade(sandbox, [bomb], fn)
-    assert v.passed and box["value"] < sandbox.limits.nproc  # fork() failed with EAGAIN
+    value, err = run_call(sandbox, [bomb], "f", 0)
+    assert err is None and value < sandbox.limits.nproc  # fork() failed with EAGAIN
     # the sleeping children were killed: a new check sees no leftover processes
     count = (
         "import os\ndef f(x):\n    return len([p for p in os.listdir('/proc') if p.isdigit()])\n"
     )
-    fn, box = call_check("f", 0)
-    assert grade(sandbox, [count], fn).passed
-    assert box["value"] <= 5  # bwrap init, zygote, this child (and maybe a reaper)
+    value, err = run_call(sandbox, [count], "f", 0)
+    assert err is None and value <= 5  # bwrap init, zygote, this child (and maybe a reaper)
 
 
-def test_timeout_kills_child_and_next_check_runs(sandbox):
-    fn, _ = call_check("f", 1)
-    v = grade(sandbox, ["def f(x):\n    while True:\n        pass\n"], fn, wall_s=1.5)
-    assert not v.passed and "시간 제한" in v.message
-    fn, box = call_check("f", 3)
-    assert grade(sandbox, ["def f(x):\n    return x + 1\n"], fn).passed and box["value"] == 4
+def test_timeout_kills_child_states_its_limit_and_next_check_runs(sandbox):
+    sandbox.limits.wall_s = 1.5
+    try:
+        _, err = run_call(sandbox, ["def f(x):\n    while True:\n        pass\n"], "f", 1)
+    finally:
+        sandbox.limits.wall_s = 20
+    assert type(err) is StudentTimeout and "시간 제한(1.5초)" in str(err)
+    value, err = run_call(sandbox, ["def f(x):\n    return x + 1\n"], "f", 3)
+    assert err is None and value == 4
 
 
 def test_hang_while_loading_cells_is_waited_for_once(sandbox):
-    fn, _ = call_check("f", 1)
-    specs = {g: CheckSpec(g, fn, 1.5) for g in ("a", "b", "c")}
+    sandbox.limits.wall_s = 1.5
     hang = ["import time\nwhile True:\n    time.sleep(0.01)\n", "def f(x):\n    return x\n"]
-    report = grade_cells(sandbox, specs, ["a", "b", "c"], hang, new_run_seed())
-    assert [v.passed for v in report.verdicts.values()] == [False] * 3
-    assert all("시간 제한" in v.message for v in report.verdicts.values())
-    assert report.seconds < 1.5 * 2  # not 3 x 1.5 s
-
-
-def test_module_proxy_state_output_and_grads(sandbox):
-    from fixture_checks import demo
-
-    assert grade(sandbox, [GOOD["scale_sol"]], demo.scale_module).passed
-    wrong_grad = GOOD["scale_sol"].replace("x * self.weight", "x * self.weight.detach()")
-    v = grade(sandbox, [wrong_grad], demo.scale_module)
-    assert not v.passed and "weight" in v.message
+    grading = Grading(SandboxBackend(sandbox), hang, new_run_seed(), hang)
+    try:
+        with pytest.raises(StudentTimeout, match="시간 제한"):
+            grading.student("a", torch.device("cpu"))
+        t0 = time.monotonic()
+        with pytest.raises(StudentTimeout):  # the next test function is not waited for again
+            grading.student("b", torch.device("cpu"))
+        assert time.monotonic() - t0 < 1.0
+    finally:
+        grading.end_function()
+        sandbox.limits.wall_s = 20
 
 
 def test_missing_bwrap_refuses_unless_unsafe(monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(sbx.SandboxUnavailable, match="apt-get install bubblewrap"):
-        Engine(jobs=1)
+        Engine(jobs=1, checks_dir=CHECKS)
     with pytest.raises(sbx.SandboxUnavailable, match=sbx.UNSAFE_FLAG):
-        Engine(jobs=1)
-    eng = Engine(jobs=1, unsafe=True, checks_package="fixture_checks")  # does not raise
+        Engine(jobs=1, checks_dir=CHECKS)
+    eng = Engine(jobs=1, unsafe=True, checks_dir=CHECKS, assignments=["demo"])  # no raise
     assert eng.unsafe
     eng.close()
+
+
+def test_limits_come_from_nbgrader_config(tmp_path):
+    from autograder.cli import course_config
+
+    (tmp_path / "nbgrader_config.py").write_text(
+        "c = get_config()  # noqa: F821\nc.SandboxLimits.wall_s = 7.5\nc.SandboxLimits.nproc = 9\n"
+    )
+    limits = sbx.SandboxLimits(config=course_config(tmp_path))
+    assert (limits.wall_s, limits.nproc, limits.cpu_s) == (7.5, 9, 20)
 
 
 # ----------------------------------------------------------------------------- nbgrader
@@ -442,12 +494,15 @@ def scores(db):
 @pytest.mark.slow
 def test_nbgrader_round_trip(tmp_path):
     """generate_assignment -> batch CLI (parallel) -> re-run -> stock `nbgrader autograde` ->
-    generate_feedback -> export, on correct, wrong, blank, broken and tampered submissions."""
+    generate_feedback -> export, on correct, wrong, blank, broken, tampered and hanging
+    submissions. The venv is not activated (nbgrader's `alembic` call must still work), and both
+    commands take the time limit from nbgrader_config.py."""
     course = tmp_path / "course"
     shutil.copytree(FIXTURE, course, ignore=shutil.ignore_patterns("__pycache__", ".canary-*"))
-    env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", AUTOGRADER_REPO=str(REPO))
-    env["PYTHONPATH"] = f"{REPO}:{course}"
-    env["AUTOGRADER_CHECKS_PACKAGE"] = "fixture_checks"
+    with open(course / "nbgrader_config.py", "a") as f:
+        f.write("c.SandboxLimits.wall_s = 4.0\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p != str(BIN))
     run([str(BIN / "nbgrader"), "generate_assignment", "demo", "--force"], course, env)
     release = json.loads((course / "release/demo/demo.ipynb").read_text())
     assert "SECRET_HIDDEN_MARKER" not in json.dumps(release)
@@ -469,6 +524,7 @@ def test_nbgrader_round_trip(tmp_path):
     submit("blank")
     submit("broken", raw=b"\xff\xfe not a notebook")
     submit("tamper", {"softmax_sol": NAIVE}, tamper=True)
+    submit("hang", {"softmax_sol": "def softmax(x, dim=-1):\n    while True:\n        pass\n"})
     expected = [
         ("blank", "test_scale", 0.0),
         ("blank", "test_softmax", 0.0),
@@ -476,6 +532,8 @@ def test_nbgrader_round_trip(tmp_path):
         ("broken", "test_softmax", 0.0),
         ("good", "test_scale", 3.0),
         ("good", "test_softmax", 2.0),
+        ("hang", "test_scale", 0.0),
+        ("hang", "test_softmax", 0.0),
         ("naive", "test_scale", 3.0),
         ("naive", "test_softmax", 0.0),
         ("tamper", "test_scale", 0.0),
@@ -483,13 +541,17 @@ def test_nbgrader_round_trip(tmp_path):
     ]
     cli = [sys.executable, "-m", "autograder", "grade", "demo", "--jobs", "2", "--quiet"]
     out = run(cli, course, env).stdout
-    assert "Graded 5 submission(s)" in out and "demo/test_softmax" in out
+    assert "Graded 6 submission(s)" in out and "demo/test_softmax" in out
+    assert "crashed/timed-out workers: 1 student(s): hang" in out
     assert scores(course / "gradebook.db") == expected
+    hang = (course / "autograded/hang/demo/demo.ipynb").read_text()
+    assert "시간 제한(4초)" in hang
     run(cli, course, env)  # regrading is idempotent
     assert scores(course / "gradebook.db") == expected
     # stock command, same config: verdicts from the engine, same scores
     run([str(BIN / "nbgrader"), "autograde", "demo", "--force"], course, env)
     assert scores(course / "gradebook.db") == expected
+    assert "시간 제한(4초)" in (course / "autograded/hang/demo/demo.ipynb").read_text()
     auto = (course / "autograded/naive/demo/demo.ipynb").read_text()
     assert "SECRET_HIDDEN_MARKER" not in auto and "BEGIN HIDDEN" not in auto
     assert "amax" not in auto  # the source's solution code never lands in student files

@@ -120,7 +120,6 @@ def _env(repo):
     env["PYTHONPATH"] = str(repo)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     env.pop("AUTOGRADER_UNSAFE_NO_SANDBOX", None)
-    env.pop("AUTOGRADER_CHECKS_PACKAGE", None)
     return env
 
 
@@ -135,12 +134,13 @@ def _run(cmd, course, env, timeout):
 def _verify_sandbox(repo, course, port):
     """Run a probe in the real sandbox: limits set, no repo/course visible, no network."""
     from autograder.engine import Engine
-    from tests.redteam.probe_checks import probe
 
-    probe.EXPECTED.update(repo=str(repo), course=str(course), port=port)
-    eng = Engine(jobs=1, checks_package="tests.redteam.probe_checks")
+    probe = load_spec(REDTEAM / "probe_checks" / "probe.py")
+    cell = probe.PROBE.replace("__REPO__", str(repo)).replace("__COURSE__", str(course))
+    cell = cell.replace("__PORT__", str(port))
+    eng = Engine(jobs=1, checks_dir=REDTEAM / "probe_checks", assignments=["probe"])
     try:
-        report = eng.grade_cells("probe", ["test_limits"], [probe.PROBE])
+        report = eng.submit("probe", ["test_limits"], [cell], [cell]).result()
     finally:
         eng.close()
     verdict = report.verdicts["test_limits"]
@@ -418,9 +418,9 @@ def test_hostile_failures_are_explained(graded):
 def sequential_engine():
     """One sandbox (jobs=1): every notebook is graded in the same container, one after another."""
     from autograder.engine import Engine
-    from autograder.sandbox import Limits
+    from autograder.sandbox import SandboxLimits
 
-    eng = Engine(jobs=1, limits=Limits(wall_s=WALL_S))
+    eng = Engine(jobs=1, limits=SandboxLimits(wall_s=WALL_S))
     yield eng
     eng.close()
 
@@ -431,7 +431,7 @@ def _notebook_cells(a, spec_cells, ctx):
     cells = _release_cells(rel)
     for gid, code in spec_cells.items():
         cells[gid].source = _substitute(code, a, ctx)
-    return [gid for gid, _ in nbio.test_cells(rel)], nbio.solution_code(rel), src
+    return [gid for gid, _ in nbio.test_cells(rel)], rel, src
 
 
 @pytest.mark.parametrize("path", PERSIST, ids=lambda p: p.stem)
@@ -441,10 +441,10 @@ def test_hostile_cannot_affect_the_next_student(sequential_engine, tmp_path, pat
     a = spec.ASSIGNMENT
     ctx = {"repo": tmp_path, "course": tmp_path, "port": 9, "mark": tmp_path}
     ids, hostile, src = _notebook_cells(a, spec.CELLS, ctx)
-    good = [c.source for c in src.cells if nbio.is_solution(c)]
-    report = sequential_engine.grade_cells(a, ids, hostile)
+    template = nbio.release_from_source(src)
+    report, _ = sequential_engine.grade_notebook(a, template, hostile)
     assert not any(v.passed for v in report.verdicts.values())
     for _ in range(2):
-        report = sequential_engine.grade_cells(a, ids, good)
+        report, _ = sequential_engine.grade_notebook(a, template, src)
         failed = {g: v.message[:300] for g, v in report.verdicts.items() if not v.passed}
         assert not failed

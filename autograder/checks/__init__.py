@@ -1,5 +1,6 @@
-"""Hidden checks, one module per assignment (``autograder.checks.<assignment>``).
+"""Hidden checks, one pytest module per assignment (``autograder/checks/<assignment>.py``).
 
-Each module registers ``@check("<test cell grade_id>")`` functions ``fn(student, rng, device)``
-(see autograder/judge.py). These modules run only in the trusted judge, never in a worker.
+Test functions are named after the notebook's test cells (``grade_id``) and use the fixtures
+``student``, ``rng`` and ``device`` (autograder/pytest_plugin.py) and the helpers of
+autograder/checking.py. These modules run only in the trusted judge, never in a worker.
 """

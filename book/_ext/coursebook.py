@@ -140,7 +140,6 @@ def release_notebooks(root):
             continue
         bindir = Path(sys.executable).parent
         env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
-        env["PYTHONPATH"] = str(root)
         with tempfile.TemporaryDirectory() as tmp:
             shutil.copytree(course / "source" / name, Path(tmp) / "source" / name)
             shutil.copy2(course / "nbgrader_config.py", tmp)

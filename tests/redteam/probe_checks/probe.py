@@ -1,12 +1,14 @@
-"""Probe 'assignment': reads the sandbox's limits from inside a worker (run before any hostile code)."""
+"""Probe 'assignment': reads the sandbox's limits from inside a worker (run before any hostile
+code). The probe cell gets the host paths and port substituted for __REPO__, __COURSE__ and
+__PORT__ by tests/test_redteam.py."""
 
-from autograder.compare import fail
-from autograder.judge import check
+from autograder.checking import fail
 
-PROBE = r'''
+PROBE = r"""
 import os, resource, socket
 
-def limits(repo, course, port):
+def limits():
+    repo, course, port = "__REPO__", "__COURSE__", __PORT__
     def soft(r):
         return int(resource.getrlimit(r)[0])
     try:
@@ -24,14 +26,11 @@ def limits(repo, course, port):
         "course_visible": os.path.exists(course),
         "net": net,
     }
-'''
-
-EXPECTED = {}  # filled by the test: {"repo": ..., "course": ..., "port": ...}
+"""
 
 
-@check("test_limits")
-def sandbox_limits(student, rng, device):
-    got = student.call("limits", EXPECTED["repo"], EXPECTED["course"], EXPECTED["port"])
+def test_limits(student):
+    got = student.call("limits")
     if not isinstance(got, dict):
         fail(f"probe returned {got!r}")
     gib = 1 << 30

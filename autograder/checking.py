@@ -1,12 +1,22 @@
-"""Validation and comparison of student results (runs in the trusted judge only).
+"""What hidden-check authors import: comparisons, inputs, shared seeds (trusted judge only).
+
+A check module (``autograder/checks/<assignment>.py``) is a pytest module whose test functions
+are named after the notebook's test cells and take the fixtures ``student``, ``rng`` and
+``device`` (see autograder/pytest_plugin.py). Everything else it needs is here:
+
+- :func:`assert_close`, :func:`expect_tensor`, :func:`expect_device`, :func:`fail`: validate a
+  student's result (type, dtype, shape, device, finiteness, values) and raise
+  :class:`CheckFailed` with a Korean message and a small counterexample for the feedback.
+- :func:`randn`, :func:`extreme`: inputs drawn from the check's ``rng``.
+- :func:`seeded`: run reference code under the same torch seed the student's code gets.
 
 Every value that comes back from the worker is a plain ``torch.Tensor`` built by safetensors or
-a plain scalar (see wire.py). :func:`assert_close` still checks type, dtype, shape and
-finiteness before it compares numbers, and raises :class:`CheckFailed` with a short message and
-a small counterexample that goes into the student's feedback.
+a plain scalar (see wire.py); nothing here calls student code.
 """
 
+import contextlib
 import math
+import threading
 
 import torch
 
@@ -29,6 +39,22 @@ def _fmt_tensor(t, limit=MAX_SHOW):
     more = ", ..." if flat.numel() > limit else ""
     dtype = str(t.dtype).replace("torch.", "")
     return f"tensor(shape={tuple(t.shape)}, dtype={dtype}, [{', '.join(items)}{more}])"
+
+
+def neighbourhood(got, expected, idx, radius=3):
+    """Both tensors around position ``idx`` along the last dimension (the first difference)."""
+    if not idx:
+        return f"  결과: {describe(got)}\n  기대: {describe(expected)}"
+    lo = max(0, idx[-1] - radius)
+    hi = idx[-1] + radius + 1
+    lead = tuple(idx[:-1])
+    where = "".join(f"{i}, " for i in lead) + f"{lo}:{min(hi, got.shape[-1])}"
+
+    def row(t):
+        vals = t[lead][lo:hi].tolist()
+        return "[" + ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in vals) + "]"
+
+    return f"  결과[{where}]: {row(got)}\n  기대[{where}]: {row(expected)}"
 
 
 def describe(value):
@@ -114,18 +140,22 @@ def assert_close(got, expected, what="result", inputs=None, rtol=None, atol=None
         return
     if not isinstance(expected, torch.Tensor):
         raise TypeError(f"assert_close: unsupported reference type {type(expected).__name__}")
+    expected_device = expected.device
     expected = expected.detach().cpu()
     expect_tensor(
         got, what, tuple(expected.shape), expected.dtype if check_dtype else None, False, inputs
     )
+    if got.device.type != expected_device.type:
+        expect_device(got, expected_device, what, inputs)
     got = got.detach().cpu()
     if not expected.is_floating_point() and not got.is_floating_point():
         diff = got != expected
         if diff.any():
             idx = diff.nonzero()[0].tolist()
             fail(
-                f"{what}: 위치 {idx}에서 {expected[tuple(idx)].item()}이어야 하는데 "
-                f"{got[tuple(idx)].item()}입니다\n  결과: {describe(got)}",
+                f"{what}: {diff.numel()}개 중 {int(diff.sum())}개 값이 다릅니다. 위치 {idx}에서 "
+                f"{expected[tuple(idx)].item()}이어야 하는데 {got[tuple(idx)].item()}입니다\n"
+                + neighbourhood(got, expected, idx),
                 inputs,
             )
         return
@@ -144,7 +174,37 @@ def assert_close(got, expected, what="result", inputs=None, rtol=None, atol=None
         n_bad = int((~ok).sum())
         fail(
             f"{what}: {ok.numel()}개 중 {n_bad}개 값이 다릅니다. 위치 {idx}: 기대값 "
-            f"{e[at].item():.6g}, 결과 {g[at].item():.6g}\n  결과: {describe(got)}\n"
-            f"  기대: {describe(expected)}",
+            f"{e[at].item():.6g}, 결과 {g[at].item():.6g}\n" + neighbourhood(got, expected, idx),
             inputs,
         )
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def randn(rng, *shape, scale=1.0, shift=0.0, dtype=torch.float32, device="cpu"):
+    """``shift + scale * N(0, 1)`` of ``shape`` drawn (in float64) from the check's generator."""
+    x = torch.randn(*shape, generator=rng, dtype=torch.float64) * scale + shift
+    return x.to(device, dtype)
+
+
+def extreme(dtype, fraction=0.5):
+    """A magnitude near the end of ``dtype``'s range (``fraction`` of its largest finite value):
+    inputs shifted or scaled by it catch fragile constants such as a -1e4 or -1e9 fill."""
+    return float(torch.finfo(dtype).max) * fraction
+
+
+# ----------------------------------------------------------------------------- seeds
+
+_SEED_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def seeded(seed, device="cpu"):
+    """Run the reference under ``torch.manual_seed(seed)`` -- the seed the worker sets before the
+    student's forward (``student.module(..., forward_seed=seed)``) -- without disturbing the
+    judge's own random state. Train-mode outputs (dropout) can then be compared exactly."""
+    devices = [torch.device(device)] if torch.device(device).type == "cuda" else []
+    with _SEED_LOCK, torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)
+        yield

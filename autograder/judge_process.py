@@ -1,0 +1,124 @@
+"""One trusted judge process: a pytest session over the hidden checks, grading submissions in turn.
+
+Started by :class:`autograder.engine.Engine` as ``python -m autograder.judge_process SETTINGS``
+(JSON: socket fd, check module paths, limits, run seed, sandbox slot). It owns one sandbox.
+pytest collects the check modules once (imports, assertion rewriting); then for every job read
+from the socket (assignment, grade_ids, cells) it runs the items of each test cell's test
+function with the ``student`` fixture bound to that submission, and writes back the verdicts.
+Jobs and verdicts are JSON lines between two trusted processes; the secret run seed stays here
+and in the engine, and the sandbox only ever receives the concrete inputs of a check.
+"""
+
+import json
+import os
+import socket
+import sys
+import time
+
+import pytest
+
+
+class JudgeLoop:
+    """pytest plugin replacing the run loop: grade jobs from the socket until it closes."""
+
+    def __init__(self, sock, sandbox, run_seed):
+        self.sock = sock
+        self.file = sock.makefile("rwb")
+        self.sandbox = sandbox
+        self.run_seed = run_seed
+        self.errors = []  # collection errors (logged by the engine, never shown to students)
+        self.items = {}  # (assignment, test function) -> [items]
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.errors.append(f"{report.nodeid}: {report.longreprtext[-3000:]}")
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session):
+        from autograder.pytest_plugin import assignment_of
+
+        for item in session.items:
+            if "student" in item.fixturenames:
+                key = (assignment_of(item), item.originalname)
+                self.items.setdefault(key, []).append(item)
+        self.send({"op": "ready", "errors": self.errors})
+        while True:
+            line = self.file.readline()
+            if not line:
+                return True
+            job = json.loads(line)
+            if job.get("op") != "grade":
+                return True
+            report = self.grade(session.config, job)
+            self.send({"op": "report", "id": job["id"], "report": report.to_data()})
+
+    def send(self, message):
+        self.file.write(json.dumps(message).encode() + b"\n")
+        self.file.flush()
+
+    def grade(self, config, job):
+        from _pytest.runner import runtestprotocol
+
+        from autograder.judge import Grading, SandboxBackend
+        from autograder.pytest_plugin import GRADING, RESULT
+        from autograder.report import Report, Verdict
+
+        t0 = time.monotonic()
+        backend = SandboxBackend(self.sandbox)
+        grading = Grading(backend, job["cells"], self.run_seed, job.get("solutions", ()))
+        config.stash[GRADING] = grading
+        report = Report()
+        try:
+            for gid in job["grade_ids"]:
+                t1 = time.monotonic()
+                items = self.items.get((job["assignment"], gid))
+                if not items:
+                    msg = f"채점 설정 오류 (grader error): no hidden check for test cell {gid!r}"
+                    report.verdicts[gid] = Verdict(gid, "grader-error", msg)
+                    continue
+                outcome, message = "passed", ""
+                for item in items:  # a test cell passes when every item of its function does
+                    reports = runtestprotocol(item, nextitem=None, log=False)
+                    if any(r.failed for r in reports):
+                        default = ("grader-error", "채점 오류 (grader error)")
+                        outcome, message = item.stash.get(RESULT, default)
+                        break
+                status = grading.end_function()
+                if outcome != "passed" and status not in ("exit", None):
+                    message += f"\n[worker: {status}]"
+                report.verdicts[gid] = Verdict(gid, outcome, message[:4000], time.monotonic() - t1)
+        finally:
+            grading.end_function()
+            del config.stash[GRADING]
+        report.seconds = time.monotonic() - t0
+        return report
+
+
+def main():
+    settings = json.loads(sys.argv[1])
+    from autograder.sandbox import Sandbox, SandboxLimits
+
+    limits = SandboxLimits(**settings["limits"])
+    sandbox = Sandbox(slot=settings["slot"], limits=limits, unsafe=settings["unsafe"])
+    sandbox.start_async()  # the zygote imports torch while this process imports the checks
+    sock = socket.socket(fileno=settings["fd"])
+    loop = JudgeLoop(sock, sandbox, settings["run_seed"])
+    args = [*settings["paths"], "-q", "-p", "no:cacheprovider", "--capture=no"]
+    args += [
+        "-p",
+        "no:warnings",
+        "--no-header",
+        "-o",
+        "addopts=",
+        "--continue-on-collection-errors",
+    ]
+    try:
+        code = pytest.main(args, plugins=[loop])
+    finally:
+        sandbox.close()
+    sys.exit(0 if code in (0, 1, 5) else int(code))
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    main()

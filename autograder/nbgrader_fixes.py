@@ -1,0 +1,106 @@
+"""Every workaround of nbgrader 0.9.6 / SQLAlchemy internals the course needs, in one place.
+
+Each is applied by :func:`apply` (from ``configure`` in nbgrader_plugin.py, i.e. whenever
+nbgrader_config.py is loaded) or, for the batch command, used as a context manager. Each has a
+one-line reason and the upstream report it works around.
+"""
+
+import contextlib
+import datetime
+import os
+import stat
+import sys
+
+from nbgrader.converters import base as nbgrader_base
+from nbgrader.coursedir import CourseDirectory
+
+_ORIGINAL_TIMESTAMP = CourseDirectory.get_existing_timestamp
+_ORIGINAL_FIND = nbgrader_base.find_all_files
+
+
+def robust_timestamp(self, dest_path):
+    """CourseDirectory.get_existing_timestamp that survives a hostile timestamp.txt.
+
+    Reason: on an unparsable timestamp.txt nbgrader 0.9.6 calls a missing ``self.fail`` and stops
+    grading that student; it would also follow a symlink or block on a FIFO. The file is
+    student-controlled, so anything but a readable regular file with a valid date falls back to
+    the file's modification time, with a warning. Upstream: the invalid-timestamp path was added
+    by jupyter/nbgrader#591 and its error branch is broken in 0.9.6 (not reported upstream).
+    """
+    path = os.path.join(dest_path, "timestamp.txt")
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISREG(info.st_mode):
+        try:
+            return _ORIGINAL_TIMESTAMP(self, dest_path)
+        except Exception:
+            pass
+    mtime = datetime.datetime.fromtimestamp(info.st_mtime, tz=datetime.UTC)
+    self.log.warning("Invalid timestamp file %s; using its modification time %s", path, mtime)
+    return mtime.replace(tzinfo=None)
+
+
+def regular_files(path, exclude=None):
+    """nbgrader's find_all_files without symlinks and special files.
+
+    Reason: nbgrader copies every extra file of a submission into autograded/ and feedback/ with
+    shutil.copy, which follows a student's symlink to, e.g., the instructor's solutions.
+    Upstream: not reported (same class as Submitty/Submitty#8997 for another grader).
+    """
+    return [f for f in _ORIGINAL_FIND(path, exclude) if not os.path.islink(f) and os.path.isfile(f)]
+
+
+def alembic_on_path():
+    """Put this interpreter's scripts folder on PATH.
+
+    Reason: nbgrader.api.get_alembic_version runs the ``alembic`` command by name when it creates
+    a gradebook, which fails when the venv is not activated. Upstream: not reported (nbgrader
+    already uses sys.executable for its own commands since jupyter/nbgrader#695).
+    """
+    bindir = os.path.dirname(sys.executable)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+
+
+def apply():
+    """Apply the fixes that hold for every nbgrader command of the course."""
+    CourseDirectory.get_existing_timestamp = robust_timestamp
+    nbgrader_base.find_all_files = regular_files
+    alembic_on_path()
+
+
+@contextlib.contextmanager
+def shared_gradebook_engine():
+    """Within the batch command, every ``Gradebook(db_url)`` reuses one SQLAlchemy engine and
+    creates the tables once.
+
+    Reason: nbgrader opens about seven Gradebooks per autograded notebook, each creating an
+    engine and reflecting the schema (most of nbgrader's per-notebook time). Same database, same
+    rows; only the set-up is shared. Upstream: not reported (see jupyter/nbgrader#785 for
+    gradebook speed in general).
+    """
+    import nbgrader.api as api
+
+    create_engine, create_all = api.create_engine, api.Base.metadata.create_all
+    engines, ready = {}, set()
+
+    def cached_engine(url, **kw):
+        key = (str(url), tuple(sorted(kw.items())))
+        if key not in engines:
+            engines[key] = create_engine(url, **kw)
+        return engines[key]
+
+    def create_all_once(bind=None, **kw):
+        if id(bind) not in ready:
+            create_all(bind=bind, **kw)
+            ready.add(id(bind))
+
+    api.create_engine, api.Base.metadata.create_all = cached_engine, create_all_once
+    try:
+        yield
+    finally:
+        api.create_engine, api.Base.metadata.create_all = create_engine, create_all
+        for e in engines.values():
+            e.dispose()

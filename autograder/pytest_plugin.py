@@ -1,0 +1,204 @@
+"""pytest plugin of the course (registered as entry point ``autograder`` in pyproject.toml).
+
+Hidden checks are pytest modules, ``autograder/checks/<assignment>.py``; a notebook test cell's
+``grade_id`` is the name of a test function there. Fixtures for check authors:
+
+- ``device``: ``torch.device('cpu')``, and ``'cuda'`` when present (skipped with its reason).
+- ``rng``: a ``torch.Generator`` seeded from the run seed and the test item.
+- ``student``: the student's code for this test function (:class:`autograder.judge.Student`).
+
+Markers: ``@pytest.mark.forbid("softmax", ...)``: the solution cells may not use these ready-made
+functions (attribute, import or getattr name); the check fails with the name and line.
+
+Where ``student`` comes from:
+
+- ``pytest autograder/checks --reference``: the reference solutions in-process
+  (``solutions/<assignment>.py`` or the check module's ``REFERENCE``), through the wire encoding.
+- ``pytest autograder/checks/<assignment>.py --notebook PATH``: one notebook, in the sandbox.
+- grading (autograder/judge_process.py): each submission in turn, in the sandbox.
+"""
+
+import importlib
+from pathlib import Path
+
+import pytest
+import torch
+
+from autograder.judge import Grading, feedback
+from autograder.seeds import derive_seed, new_run_seed
+
+GRADING = pytest.StashKey()  # the submission being graded (set by the judge process)
+INSTRUCTOR = pytest.StashKey()  # {assignment: Grading} for --reference / --notebook
+RESULT = pytest.StashKey()  # item -> (outcome, feedback message) of its failure
+SUMMARY = pytest.StashKey()  # {(assignment, function): [outcome, message]} for --notebook
+ITEMS = pytest.StashKey()  # the collected items (for the --notebook summary)
+REPO = Path(__file__).resolve().parents[1]
+
+DEVICES = [
+    "cpu",
+    pytest.param(
+        "cuda",
+        marks=pytest.mark.skipif(
+            not torch.cuda.is_available(), reason="no CUDA device on this machine"
+        ),
+    ),
+]
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("autograder", "hidden checks (autograder/checks)")
+    group.addoption(
+        "--reference",
+        action="store_true",
+        help="run the hidden checks against the reference solutions, in-process",
+    )
+    group.addoption(
+        "--notebook", metavar="PATH", help="grade one submitted notebook through the sandbox"
+    )
+    group.addoption(
+        "--course",
+        metavar="DIR",
+        default=str(REPO / "exercises"),
+        help="course root for --notebook (default: exercises/)",
+    )
+    group.addoption("--run-seed", type=int, help="seed of the checks' inputs (default: random)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "forbid(*names): the solution cells may not use these ready-made functions"
+    )
+    if config.getoption("run_seed", None) is None:
+        config.option.run_seed = new_run_seed()
+    config.stash[INSTRUCTOR] = {}
+    config.stash[SUMMARY] = {}
+
+
+def pytest_report_header(config):
+    if config.getoption("reference") or config.getoption("notebook"):
+        mode = "reference solutions" if config.getoption("reference") else config.option.notebook
+        return f"hidden checks: {mode}; --run-seed {config.option.run_seed}"
+    return None
+
+
+def assignment_of(item):
+    return item.module.__name__.rsplit(".", 1)[-1]
+
+
+def grading_for(item):
+    """The Grading that ``item``'s student fixture talks to."""
+    config = item.config
+    current = config.stash.get(GRADING, None)
+    if current is not None:
+        return current
+    gradings = config.stash[INSTRUCTOR]
+    assignment = assignment_of(item)
+    if assignment not in gradings:
+        gradings[assignment] = instructor_grading(config, item.module, assignment)
+    return gradings[assignment]
+
+
+def instructor_grading(config, module, assignment):
+    from autograder.judge import ReferenceBackend, SandboxBackend
+
+    seed = config.option.run_seed
+    if config.getoption("reference"):
+        ref = getattr(module, "REFERENCE", None)
+        ref = ref if ref is not None else importlib.import_module(f"solutions.{assignment}")
+        namespace = ref if isinstance(ref, dict) else vars(ref)
+        return Grading(ReferenceBackend(namespace), None, seed)
+    path = config.getoption("notebook")
+    if not path:
+        raise pytest.UsageError(
+            "hidden checks need a student: run them with --reference (reference solutions) "
+            "or --notebook PATH.ipynb (one submission, sandboxed)"
+        )
+    from autograder import notebook as nbio
+    from autograder.sandbox import Sandbox, SandboxLimits
+
+    course = nbio.Course(config.getoption("course"))
+    submission, problems = nbio.read_submission(path)
+    for p in problems:
+        print(f"{path}: {p}")
+    template = course.template(assignment, course.notebook_name(assignment, path))
+    sandbox = Sandbox(limits=SandboxLimits())
+    config.add_cleanup(sandbox.close)
+    nb = nbio.rebuild(template, submission)
+    return Grading(SandboxBackend(sandbox), nbio.graded_code(nb), seed, nbio.solution_code(nb))
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    """Device: 'cpu' always, 'cuda' when available (skipped with its reason otherwise)."""
+    return torch.device(request.param)
+
+
+@pytest.fixture
+def grading(request):
+    return grading_for(request.node)
+
+
+@pytest.fixture
+def rng(request, grading):
+    """CPU generator for the check's inputs, seeded from the run seed and this test item."""
+    seed = derive_seed(grading.run_seed, assignment_of(request.node), request.node.name)
+    return torch.Generator().manual_seed(seed)
+
+
+@pytest.fixture
+def student(request, device, grading):
+    """The student's code for this test function on ``device`` (a fresh worker per function).
+    After the test, the code it ran is checked for the ready-made functions ``forbid`` names."""
+    key = f"{assignment_of(request.node)}::{request.node.originalname}"
+    yield grading.student(key, device)
+    grading.check_forbidden([n for m in request.node.iter_markers("forbid") for n in m.args])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.failed and call.excinfo is not None and "student" in item.fixturenames:
+        outcome, message = feedback(call.excinfo.value)
+        current = item.config.stash.get(GRADING, None)
+        grading = current or item.config.stash[INSTRUCTOR].get(assignment_of(item))
+        if grading is not None and outcome == "failed":
+            message += grading.note()
+        item.stash[RESULT] = (outcome, message)
+        key = (assignment_of(item), item.originalname)
+        item.config.stash[SUMMARY].setdefault(key, [outcome, f"[{item.name}] {message}"])
+    return report
+
+
+def pytest_runtest_teardown(item, nextitem):
+    """--reference / --notebook: end the test function's worker after its last item."""
+    if item.config.stash.get(GRADING, None) is not None or "student" not in item.fixturenames:
+        return
+    same = (
+        nextitem is not None
+        and nextitem.module is item.module
+        and nextitem.originalname == item.originalname
+    )
+    grading = item.config.stash[INSTRUCTOR].get(assignment_of(item))
+    if grading is not None and not same:
+        grading.end_function()
+
+
+def pytest_collection_finish(session):
+    session.config.stash[ITEMS] = list(session.items)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """--notebook: one line per test cell (test function) with its feedback, as graded."""
+    if not config.getoption("notebook"):
+        return
+    terminalreporter.section(f"grade per test cell: {config.option.notebook}")
+    keys = dict.fromkeys(
+        (assignment_of(i), i.originalname)
+        for i in config.stash.get(ITEMS, [])
+        if "student" in i.fixturenames
+    )
+    for key in keys:
+        outcome, message = config.stash[SUMMARY].get(key, ["passed", ""])
+        terminalreporter.write_line(f"{key[1]}: {outcome.upper()}")
+        for line in message.splitlines():
+            terminalreporter.write_line("    " + line)

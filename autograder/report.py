@@ -1,0 +1,41 @@
+"""Verdicts of one graded notebook, as plain data (no torch: the batch command imports this)."""
+
+from dataclasses import dataclass, field
+
+OUTCOMES = ("passed", "failed", "crashed", "timeout", "grader-error")
+
+
+@dataclass
+class Verdict:
+    """Outcome of one test cell (one of OUTCOMES), the feedback message and the time it took."""
+
+    grade_id: str
+    outcome: str
+    message: str = ""
+    seconds: float = 0.0
+
+    @property
+    def passed(self):
+        return self.outcome == "passed"
+
+
+@dataclass
+class Report:
+    """Verdicts of one notebook: {grade_id: Verdict}."""
+
+    verdicts: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_data(self):
+        rows = [[v.grade_id, v.outcome, v.message, v.seconds] for v in self.verdicts.values()]
+        return {"seconds": self.seconds, "verdicts": rows}
+
+    @classmethod
+    def from_data(cls, data):
+        verdicts = {gid: Verdict(gid, o, m, s) for gid, o, m, s in data["verdicts"]}
+        return cls(verdicts, data["seconds"])
+
+
+def empty_report(grade_ids, message, outcome="grader-error"):
+    """A Report failing every test cell with the same message."""
+    return Report({gid: Verdict(gid, outcome, message) for gid in grade_ids})

@@ -1,0 +1,400 @@
+"""Plausible student mistakes for assignment ``masking`` (graded by tests/test_mistakes.py).
+
+The notebook's CausalAttention uses the student's own causal_mask and masked_softmax, so a
+wrong mask also costs the CausalAttention cell (its feedback says which function it used).
+"""
+
+ASSIGNMENT = "masking"
+CM, PM, CB = "test_causal_mask", "test_padding_mask", "test_combine_masks"
+MS, CA = "test_masked_softmax", "test_causal_attention"
+
+RENORM = """
+
+def masked_softmax_renorm(scores, mask, dim=-1):
+    weights = torch.softmax(scores, dim=dim).masked_fill(~mask, 0.0)
+    total = weights.sum(dim=dim, keepdim=True)
+    return torch.where(total > 0, weights / total, torch.zeros_like(weights))
+"""
+FILL_FIRST = """def masked_softmax(scores, mask, dim=-1):
+    filled = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(filled, dim=dim).masked_fill(~mask, 0.0)
+
+"""
+ATTENTION = """class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.p = dropout
+        self.register_buffer("mask", causal_mask(context_length), persistent=False)
+
+    def forward(self, x):
+        T = x.shape[-2]
+        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
+        scores = q @ k.transpose(-2, -1) / k.shape[-1] ** 0.5
+"""
+
+
+def attention(body):
+    """CausalAttention whose forward continues with ``body`` (8-space indented lines)."""
+    return ATTENTION + body
+
+
+MISTAKES = [
+    {
+        "name": "causal_excludes_diagonal",
+        "kind": "logic",
+        "cell": "causal_mask",
+        "source": """def causal_mask(T, S=None, device=None):
+    S = T if S is None else S
+    return torch.ones(T, S, dtype=torch.bool, device=device).tril(diagonal=S - T - 1)
+""",
+        "fails": [CM, CA],
+        "says": "causal_mask",
+    },
+    {
+        "name": "causal_ignores_key_offset",
+        "kind": "logic",
+        "cell": "causal_mask",
+        "source": """def causal_mask(T, S=None, device=None):
+    S = T if S is None else S
+    return torch.ones(T, S, dtype=torch.bool, device=device).tril()
+""",
+        "fails": [CM],
+        "says": "S=7",
+    },
+    {
+        "name": "causal_ignores_device",
+        "kind": "device",
+        "cell": "causal_mask",
+        "source": """def causal_mask(T, S=None, device=None):
+    S = T if S is None else S
+    return torch.ones(T, S, dtype=torch.bool).tril(diagonal=S - T)
+""",
+        "fails": [CM],
+        "says": "장치",
+    },
+    {
+        "name": "causal_true_means_blocked",
+        "kind": "logic",
+        "cell": "causal_mask",
+        "source": """def causal_mask(T, S=None, device=None):
+    S = T if S is None else S
+    return torch.ones(T, S, dtype=torch.bool, device=device).triu(diagonal=S - T + 1)
+""",
+        "fails": [CM, CA],
+        "says": "causal_mask",
+    },
+    {
+        "name": "padding_mask_2d",
+        "kind": "logic",
+        "cell": "padding_mask",
+        "source": """def padding_mask(lengths, S=None):
+    S = int(lengths.max()) if S is None else S
+    return torch.arange(S, device=lengths.device) < lengths.unsqueeze(-1)
+""",
+        "fails": [PM],
+        "says": "shape",
+    },
+    {
+        "name": "padding_off_by_one",
+        "kind": "logic",
+        "cell": "padding_mask",
+        "source": """def padding_mask(lengths, S=None):
+    S = int(lengths.max()) if S is None else S
+    keep = torch.arange(S, device=lengths.device) <= lengths.unsqueeze(-1)
+    return keep.view(-1, 1, 1, S)
+""",
+        "fails": [PM],
+        "says": "padding_mask",
+    },
+    {
+        "name": "padding_arange_on_default_device",
+        "kind": "device",
+        "cell": "padding_mask",
+        "source": """def padding_mask(lengths, S=None):
+    S = int(lengths.max()) if S is None else S
+    keep = torch.arange(S) < lengths.unsqueeze(-1)
+    return keep.view(-1, 1, 1, S)
+""",
+        "fails": [PM],
+        "says": "장치",
+    },
+    {
+        "name": "combine_with_or",
+        "kind": "logic",
+        "cell": "combine_masks",
+        "source": """def combine_masks(*masks):
+    out = None
+    for m in masks:
+        if m is not None:
+            out = m if out is None else out | m
+    return out
+""",
+        "fails": [CB],
+        "says": "combine_masks",
+    },
+    {
+        "name": "combine_forgets_none",
+        "kind": "logic",
+        "cell": "combine_masks",
+        "source": """def combine_masks(*masks):
+    out = masks[0]
+    for m in masks[1:]:
+        out = out & m
+    return out
+""",
+        "fails": [CB],
+        "says": "None",
+    },
+    {
+        "name": "fill_minus_1e9",
+        "kind": "constant",
+        "cell": "masked_softmax",
+        "source": """def masked_softmax(scores, mask, dim=-1):
+    filled = scores.masked_fill(~mask, -1e9)
+    return torch.softmax(filled, dim=dim).masked_fill(~mask, 0.0)
+"""
+        + RENORM,
+        "fails": [MS],
+        "says": "-1e9",
+    },
+    {
+        "name": "fill_minus_1e4",
+        "kind": "constant",
+        "cell": "masked_softmax",
+        "source": """def masked_softmax(scores, mask, dim=-1):
+    filled = scores.masked_fill(~mask, -1e4)
+    return torch.softmax(filled, dim=dim).masked_fill(~mask, 0.0)
+"""
+        + RENORM,
+        "fails": [MS],
+        "says": "scores~-max",
+    },
+    {
+        "name": "fully_masked_rows_uniform",
+        "kind": "logic",
+        "cell": "masked_softmax",
+        "source": """def masked_softmax(scores, mask, dim=-1):
+    filled = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(filled, dim=dim)
+"""
+        + RENORM,
+        "fails": [MS],
+        "says": "masked_softmax",
+    },
+    {
+        "name": "fill_neg_inf_gives_nan",
+        "kind": "logic",
+        "cell": "masked_softmax",
+        "source": """def masked_softmax(scores, mask, dim=-1):
+    return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=dim)
+"""
+        + RENORM,
+        "fails": [MS],
+        "says": "결과 nan",
+    },
+    {
+        "name": "fill_scores_in_place",
+        "kind": "in-place",
+        "cell": "masked_softmax",
+        "source": """def masked_softmax(scores, mask, dim=-1):
+    scores.masked_fill_(~mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(scores, dim=dim).masked_fill(~mask, 0.0)
+"""
+        + RENORM,
+        "fails": [MS],
+        "says": "제자리",
+    },
+    {
+        "name": "ignores_dim",
+        "kind": "logic",
+        "cell": "masked_softmax",
+        "source": """def masked_softmax(scores, mask, dim=-1):
+    filled = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(filled, dim=-1).masked_fill(~mask, 0.0)
+"""
+        + RENORM,
+        "fails": [MS],
+        "says": "dim=-2",
+    },
+    {
+        "name": "renorm_nan_rows",
+        "kind": "logic",
+        "cell": "masked_softmax",
+        "source": FILL_FIRST
+        + """def masked_softmax_renorm(scores, mask, dim=-1):
+    weights = torch.softmax(scores, dim=dim) * mask
+    return weights / weights.sum(dim=dim, keepdim=True)
+""",
+        "fails": [MS],
+        "says": "masked_softmax_renorm",
+    },
+    {
+        "name": "renorm_forgets_renormalising",
+        "kind": "logic",
+        "cell": "masked_softmax",
+        "source": FILL_FIRST
+        + """def masked_softmax_renorm(scores, mask, dim=-1):
+    return torch.softmax(scores, dim=dim).masked_fill(~mask, 0.0)
+""",
+        "fails": [MS],
+        "says": "masked_softmax_renorm",
+    },
+    {
+        "name": "dropout_in_eval_too",
+        "kind": "randomness",
+        "cell": "causal_attention",
+        "source": attention(
+            """        weights = masked_softmax(scores, self.mask[:T, :T])
+        return F.dropout(weights, self.p, training=True) @ v
+"""
+        ),
+        "fails": [CA],
+        "says": "eval",
+    },
+    {
+        "name": "no_dropout",
+        "kind": "randomness",
+        "cell": "causal_attention",
+        "source": attention(
+            """        weights = masked_softmax(scores, self.mask[:T, :T])
+        return weights @ v
+"""
+        ),
+        "fails": [CA],
+        "says": "드롭아웃",
+    },
+    {
+        "name": "dropout_on_scores",
+        "kind": "randomness",
+        "cell": "causal_attention",
+        "source": attention(
+            """        weights = masked_softmax(self.dropout(scores), self.mask[:T, :T])
+        return weights @ v
+"""
+        ),
+        "fails": [CA],
+        "says": "드롭아웃",
+    },
+    {
+        "name": "dropout_on_output",
+        "kind": "randomness",
+        "cell": "causal_attention",
+        "source": attention(
+            """        weights = masked_softmax(scores, self.mask[:T, :T])
+        return self.dropout(weights @ v)
+"""
+        ),
+        "fails": [CA],
+        "says": "드롭아웃",
+    },
+    {
+        "name": "dropout_without_rescale",
+        "kind": "randomness",
+        "cell": "causal_attention",
+        "source": attention(
+            """        weights = masked_softmax(scores, self.mask[:T, :T])
+        if self.training and self.p > 0:
+            weights = weights * (torch.rand_like(weights) >= self.p)
+        return weights @ v
+"""
+        ),
+        "fails": [CA],
+        "says": "1/(1-p)",
+    },
+    {
+        "name": "no_scaling",
+        "kind": "logic",
+        "cell": "causal_attention",
+        "source": attention(
+            """        weights = masked_softmax(scores * k.shape[-1] ** 0.5, self.mask[:T, :T])
+        return self.dropout(weights) @ v
+"""
+        ),
+        "fails": [CA],
+        "says": "CausalAttention",
+    },
+    {
+        "name": "sees_one_future_token",
+        "kind": "logic",
+        "cell": "causal_attention",
+        "source": attention(
+            """        keep = torch.ones(T, T, dtype=torch.bool, device=x.device).tril(diagonal=1)
+        weights = masked_softmax(scores, keep)
+        return self.dropout(weights) @ v
+"""
+        ),
+        "fails": [CA],
+        "says": "CausalAttention",
+    },
+    {
+        "name": "mask_built_on_default_device",
+        "kind": "device",
+        "cell": "causal_attention",
+        "source": attention(
+            """        keep = torch.tril(torch.ones(T, T)).bool()
+        weights = masked_softmax(scores, keep)
+        return self.dropout(weights) @ v
+"""
+        ),
+        "fails": [CA],
+        "says": "장치",
+    },
+    {
+        "name": "sdpa_shortcut",
+        "kind": "forbidden",
+        "cell": "causal_attention",
+        "source": attention(
+            """        p = self.p if self.training else 0.0
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+"""
+        ),
+        "fails": [CA],
+        "says": "scaled_dot_product_attention",
+    },
+    {
+        "name": "one_fused_qkv_layer",
+        "kind": "logic",
+        "cell": "causal_attention",
+        "source": """class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", causal_mask(context_length), persistent=False)
+
+    def forward(self, x):
+        T = x.shape[-2]
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        scores = q @ k.transpose(-2, -1) / k.shape[-1] ** 0.5
+        return self.dropout(masked_softmax(scores, self.mask[:T, :T])) @ v
+""",
+        "fails": [CA],
+        "says": "W_query",
+    },
+    {
+        "name": "weights_as_parameters_d_in_by_d_out",
+        "kind": "logic",
+        "cell": "causal_attention",
+        "source": """class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", causal_mask(context_length), persistent=False)
+
+    def forward(self, x):
+        T = x.shape[-2]
+        q, k, v = x @ self.W_query, x @ self.W_key, x @ self.W_value
+        scores = q @ k.transpose(-2, -1) / k.shape[-1] ** 0.5
+        return self.dropout(masked_softmax(scores, self.mask[:T, :T])) @ v
+""",
+        "fails": [CA],
+        "says": "W_query.weight",
+    },
+]

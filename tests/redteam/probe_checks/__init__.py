@@ -1,1 +1,0 @@
-"""Check package used only by tests/test_redteam.py to verify the sandbox limits first."""

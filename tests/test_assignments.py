@@ -1,0 +1,131 @@
+"""Every assignment: notebook structure, its hidden-check module, the instructor's pytest commands,
+and the whole nbgrader cycle (generate, batch command, stock autograde).
+
+The checks themselves are proved against the reference by ``pytest autograder/checks
+--reference`` (run by `make test`) and against wrong solutions by tests/test_mistakes.py.
+"""
+
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import notebook as nbio
+
+REPO = Path(__file__).resolve().parents[1]
+SOURCE = REPO / "exercises" / "source"
+CHECKS = REPO / "autograder" / "checks"
+BIN = Path(sys.executable).parent
+ASSIGNMENTS = sorted(p.name for p in SOURCE.iterdir() if (p / f"{p.name}.ipynb").exists())
+
+
+def source(assignment):
+    return nbio.read_trusted(SOURCE / assignment / f"{assignment}.ipynb")
+
+
+def check_functions(assignment):
+    """Names of the test functions of autograder/checks/<assignment>.py."""
+    tree = ast.parse((CHECKS / f"{assignment}.py").read_text(encoding="utf-8"))
+    return {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name[:5] == "test_"}
+
+
+def test_all_nine_assignments_exist():
+    expected = "attention decoding efficient masking models multihead normalization positional"
+    assert ASSIGNMENTS == sorted(expected.split() + ["softmax"])
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_test_cells_are_check_functions(assignment):
+    """A test cell's grade_id is exactly a test function of the check module, and back."""
+    cells = nbio.test_cells(source(assignment))
+    assert {gid for gid, _ in cells} == check_functions(assignment)
+    assert len(cells) >= 3 and sum(p for _, p in cells) == 10 and all(p > 0 for _, p in cells)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_notebook_gives_no_answers_or_repository_imports(assignment):
+    for cell in source(assignment).cells:
+        src = cell.source
+        for region in re.findall(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", src, re.S):
+            lines = [ln.strip() for ln in region.splitlines() if ln.strip()]
+            assert lines and all(ln.startswith("#") for ln in lines)
+        if cell.cell_type == "code":
+            for banned in ("solutions", "autograder", "bookplot", "booktime"):
+                assert not re.search(rf"^\s*(import|from)\s+{banned}\b", src, re.M), banned
+    release = json.dumps(nbio.release_from_source(source(assignment)))
+    assert "BEGIN SOLUTION" not in release and "BEGIN HIDDEN" not in release
+
+
+def pytest_notebook(assignment, notebook):
+    cmd = [sys.executable, "-m", "pytest", str(CHECKS / f"{assignment}.py"), "-q"]
+    cmd += ["-p", "no:cacheprovider", "--notebook", str(notebook)]
+    r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
+    summary = r.stdout.split("grade per test cell:", 1)[-1]
+    return dict(re.findall(r"^(test_\w+): (PASSED|FAILED|CRASHED|TIMEOUT)", summary, re.M)), r
+
+
+@pytest.mark.slow
+def test_pytest_notebook_command(tmp_path):
+    """`pytest autograder/checks/<a>.py --notebook X`: the source notebook passes every test
+    cell, the release notebook fails every one, each with its feedback in the summary."""
+    gids = {gid for gid, _ in nbio.test_cells(source("softmax"))}
+    verdicts, r = pytest_notebook("softmax", SOURCE / "softmax" / "softmax.ipynb")
+    assert verdicts == dict.fromkeys(gids, "PASSED") and r.returncode == 0, r.stdout[-3000:]
+    release = tmp_path / "softmax.ipynb"
+    release.write_text(json.dumps(nbio.release_from_source(source("softmax"))))
+    verdicts, r = pytest_notebook("softmax", release)
+    assert verdicts == dict.fromkeys(gids, "FAILED") and r.returncode == 1, r.stdout[-3000:]
+    assert "NotImplementedError" in r.stdout and "셀 " in r.stdout
+
+
+def scores(db, assignment):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{db}") as gb:
+        return {s.student.id: s.score for s in gb.assignment_submissions(assignment)}
+
+
+@pytest.mark.slow
+def test_every_assignment_through_nbgrader(tmp_path):
+    """generate_assignment -> batch command over all nine -> stock `nbgrader autograde`: the
+    source notebook gets 10 points, the release notebook 0, with both; no release notebook holds
+    a line of a solution region."""
+    course = tmp_path / "course"
+    shutil.copytree(SOURCE, course / "source", ignore=shutil.ignore_patterns(".ipynb_*"))
+    shutil.copy(REPO / "exercises" / "nbgrader_config.py", course)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def run(cmd):
+        r = subprocess.run(cmd, cwd=course, env=env, capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        return r
+
+    for a in ASSIGNMENTS:
+        run([str(BIN / "nbgrader"), "generate_assignment", a, "--force"])
+        released = (course / "release" / a / f"{a}.ipynb").read_text()
+        for region in re.findall(
+            r"### BEGIN SOLUTION\n(.*?)### END SOLUTION",
+            "".join(c.source for c in source(a).cells),
+            re.S,
+        ):
+            for line in region.splitlines():
+                if len(line.strip()) > 25:
+                    assert json.dumps(line.strip())[1:-1] not in released, (a, line)
+        for student, nb in (("ref", SOURCE / a / f"{a}.ipynb"), ("blank", None)):
+            folder = course / "submitted" / student / a
+            folder.mkdir(parents=True)
+            src = nb if nb else course / "release" / a / f"{a}.ipynb"
+            shutil.copy(src, folder / f"{a}.ipynb")
+    run([sys.executable, "-m", "autograder", "grade", *ASSIGNMENTS, "--jobs", "2", "--quiet"])
+    db = course / "gradebook.db"
+    for a in ASSIGNMENTS:
+        assert scores(db, a) == {"ref": 10.0, "blank": 0.0}, a
+    for a in ASSIGNMENTS:  # the stock command, same configuration, same scores
+        run([str(BIN / "nbgrader"), "autograde", a, "--force"])
+        assert scores(db, a) == {"ref": 10.0, "blank": 0.0}, a
