@@ -70,6 +70,8 @@ def describe(value):
         )
     if isinstance(value, float):
         return f"{value:.6g}"
+    if isinstance(value, torch.device | torch.dtype):
+        return repr(str(value).removeprefix("torch."))
     text = repr(value) if isinstance(value, int | bool | str | type(None)) else type(value).__name__
     return text if len(text) < 200 else text[:200] + "..."
 

@@ -1,8 +1,9 @@
 """Data-only message format between the judge and the sandboxed worker.
 
 A frame is ``MAGIC | u32 header length | u64 blob length | header JSON | blob``.
-The header is JSON (names, scalars, nesting); every tensor lives in the blob, which is a
-safetensors file, and the header refers to it by key. Nothing is pickled or evaluated.
+The header is JSON (names, scalars, devices, dtypes, nesting); every tensor lives in the blob,
+which is a safetensors file, and the header refers to it by key (a meta-device tensor travels as
+its shape and dtype only). Nothing is pickled or evaluated.
 
 This module is imported by the judge (as ``autograder.wire``) and by the worker inside the
 sandbox (as ``wire``), so it imports only the standard library, torch and safetensors.
@@ -36,6 +37,8 @@ DTYPES = {
     torch.bool,
 }
 
+DTYPE_NAMES = {str(d).removeprefix("torch."): d for d in DTYPES}
+
 
 def cuda_ok():
     """Only the judge asks (a zygote must not touch CUDA before forking)."""
@@ -58,6 +61,8 @@ def to_plain(value, tensors):
         return {"f": float(value).hex()}
     if isinstance(value, torch.device):
         return {"D": value.type}
+    if isinstance(value, torch.dtype) and value in DTYPES:
+        return {"T": str(value).removeprefix("torch.")}
     if isinstance(value, torch.Tensor) and value.device.type == "meta":
         return {"m": list(value.shape), "dtype": str(value.dtype).removeprefix("torch.")}
     if isinstance(value, torch.Tensor):
@@ -104,6 +109,11 @@ def from_plain(node, tensors, device=None, depth=0, count=None):
         if dev not in ("cpu", "cuda", "meta"):
             raise WireError("unknown device")
         return torch.device(device if device is not None else dev)
+    if "T" in node and len(node) == 1:
+        dtype = DTYPE_NAMES.get(node["T"]) if isinstance(node["T"], str) else None
+        if dtype is None:
+            raise WireError("unknown dtype")
+        return dtype
     if "m" in node and len(node) == 2:
         return _meta_tensor(node["m"], node.get("dtype"))
     if "t" in node:
@@ -139,11 +149,12 @@ def from_plain(node, tensors, device=None, depth=0, count=None):
 
 def _meta_tensor(shape, dtype):
     """A shape-only tensor on the meta device (results of the device probe, see judge.py)."""
-    dtypes = {str(d).removeprefix("torch."): d for d in DTYPES}
     ok = isinstance(shape, list) and len(shape) <= 16
-    if not ok or not all(type(n) is int and 0 <= n < 2**40 for n in shape) or dtype not in dtypes:
+    if not ok or not all(type(n) is int and 0 <= n < 2**40 for n in shape):
         raise WireError("malformed meta tensor")
-    return torch.empty(shape, dtype=dtypes[dtype], device="meta")
+    if not isinstance(dtype, str) or dtype not in DTYPE_NAMES:
+        raise WireError("malformed meta tensor")
+    return torch.empty(shape, dtype=DTYPE_NAMES[dtype], device="meta")
 
 
 def encode(header, values=None):
