@@ -24,25 +24,29 @@ from solutions.multihead import merge_heads, split_heads
 from solutions.positional import apply_rope
 
 
-def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None):
-    """Local attention keep-mask, bool (T, T).
+def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S=None):
+    """Local attention keep-mask, bool (T, S); S defaults to T.
 
-    causal=True: query i sees keys j with i - window < j <= i (itself and window - 1 earlier tokens,
-    Mistral-style). causal=False: |i - j| < window (Longformer-style, window - 1 on each side).
-    Positions in global_tokens attend to every key and are attended by every query; with
-    causal=True the causal rule still holds on top of that (a global token sees all earlier
-    tokens and is seen by all later ones).
+    The T queries are the last T of S positions (as in causal_mask): query i sits at position
+    p = i + S - T. causal=True: it sees keys j with p - window < j <= p (itself and window - 1
+    earlier tokens, Mistral-style). causal=False: |p - j| < window (Longformer-style, window - 1
+    on each side). Positions in global_tokens (0 <= g < S) attend to every key and are attended
+    by every query; with causal=True the causal rule still holds on top of that (a global token
+    sees all earlier tokens and is seen by all later ones).
     """
+    S = T if S is None else S
     if window < 1:
         raise ValueError("window must be >= 1")
-    i = torch.arange(T, device=device).unsqueeze(1)
-    j = torch.arange(T, device=device).unsqueeze(0)
+    if not 0 <= T <= S:
+        raise ValueError(f"sliding_window_mask needs 0 <= T <= S, got T={T}, S={S}")
+    i = torch.arange(S - T, S, device=device).unsqueeze(1)  # query positions
+    j = torch.arange(S, device=device).unsqueeze(0)
     dist = i - j
     mask = (dist >= 0) & (dist < window) if causal else dist.abs() < window
     if len(global_tokens) > 0:
-        g = torch.zeros(T, dtype=torch.bool, device=device)
-        g[torch.as_tensor(list(global_tokens), device=device)] = True
-        mask = mask | g.unsqueeze(1) | g.unsqueeze(0)
+        g = torch.zeros(S, dtype=torch.bool, device=device)
+        g[torch.as_tensor(list(global_tokens), dtype=torch.long, device=device)] = True
+        mask = mask | g[S - T :].unsqueeze(1) | g.unsqueeze(0)
         if causal:
             mask = mask & (dist >= 0)
     return mask
@@ -105,6 +109,33 @@ def cached_attention_step(q_new, k_new, v_new, cache):
     mask = causal_mask(T, S, device=q_new.device)
     out, _ = scaled_dot_product_attention(q_new, repeat_kv(k_all, h), repeat_kv(v_all, h), mask)
     return out
+
+
+def grouped_query_attention(q, k, v, mask=None):
+    """Attention of h query heads over h_kv shared key/value heads (h % h_kv == 0).
+
+    q (B, h, T, d_k), k (B, h_kv, S, d_k), v (B, h_kv, S, d_v) -> (B, h, T, d_v).
+    Query head i uses kv head i // (h // h_kv) (contiguous groups, repeat_interleave order).
+    mask: bool keep-mask broadcastable to (B, h, T, S); a row with every key blocked gives zeros.
+    """
+    out, _ = scaled_dot_product_attention(
+        q, repeat_kv(k, q.shape[-3]), repeat_kv(v, q.shape[-3]), mask
+    )
+    return out
+
+
+def kv_cached_attention(q_new, k_new, v_new, k_cache=None, v_cache=None):
+    """One decoding step with the cache passed as data (nothing is changed in place).
+
+    q_new (B, h, T_new, d_k); k_new, v_new (B, h_kv, T_new, d); k_cache, v_cache
+    (B, h_kv, S_old, d) or None. The new keys/values go after the cached ones (S = S_old + T_new)
+    and the new queries attend causally (query i sees key j iff j <= i + S - T_new).
+    Returns (out (B, h, T_new, d_v), k_all (B, h_kv, S, d_k), v_all (B, h_kv, S, d_v)).
+    """
+    k_all = k_new if k_cache is None else torch.cat([k_cache, k_new], dim=-2)
+    v_all = v_new if v_cache is None else torch.cat([v_cache, v_new], dim=-2)
+    mask = causal_mask(q_new.shape[-2], k_all.shape[-2], device=q_new.device)
+    return grouped_query_attention(q_new, k_all, v_all, mask), k_all, v_all
 
 
 class GroupedQueryAttention(nn.Module):

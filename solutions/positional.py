@@ -75,11 +75,11 @@ def _rotate(a, b, cos, sin):
     return a * cos - b * sin, a * sin + b * cos
 
 
-def apply_rope(x, positions=None, base=10000.0, pairing="half"):
+def apply_rope(x, positions=None, base=10000.0, pairing="half", offset=0):
     """Rotary position embedding (Su et al., RoFormer) for queries or keys, x (B, h, T, d_head).
 
-    positions: (T,) or (B, T) integer positions; default arange(T). Pass
-      arange(start, start + T) for new tokens behind a KV cache.
+    positions: (T,) or (B, T) integer positions; default arange(offset, offset + T) (offset =
+      number of cached tokens: new tokens behind a KV cache); offset is unused with positions.
     pairing="half": dim i is paired with dim i + d/2 (GPT-NeoX, Hugging Face LLaMA rotate_half).
     pairing="interleaved": dims (2i, 2i+1) form pair i (RoFormer paper, Meta's LLaMA complex form).
     Pair i at position p is rotated by p * base^(-2i/d), so <rope(q, m), rope(k, n)> depends
@@ -87,7 +87,7 @@ def apply_rope(x, positions=None, base=10000.0, pairing="half"):
     """
     B, h, T, d = x.shape
     if positions is None:
-        positions = torch.arange(T, device=x.device)
+        positions = torch.arange(offset, offset + T, device=x.device)
     angles = rope_angles(positions, d, base, _angle_dtype(x.dtype))  # (T, d/2) or (B, T, d/2)
     if angles.dim() == 3:
         angles = angles[:, None]  # (B, 1, T, d/2), broadcast over heads

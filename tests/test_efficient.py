@@ -15,7 +15,9 @@ from solutions.efficient import (
     GroupedQueryAttention,
     KVCache,
     cached_attention_step,
+    grouped_query_attention,
     kv_cache_bytes,
+    kv_cached_attention,
     linear_attention,
     sliding_window_mask,
     tiled_attention,
@@ -482,3 +484,51 @@ def test_low_precision_tiled_matches_fp32():
     assert out.dtype == torch.bfloat16
     assert (out.float() - ref).abs().max() < 5e-2
     assert math.isfinite(out.float().sum().item())
+
+
+# ---------------------------------------------------------------------------------------------
+# data-only forms used by the graded assignment (sliding window with S, GQA function, KV step)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_sliding_window_with_longer_keys_by_hand():
+    # T=2 queries at positions 3, 4 of S=5; causal window 2; global token 0
+    expected = as_bool([[1, 0, 1, 1, 0], [1, 0, 0, 1, 1]])
+    assert torch.equal(sliding_window_mask(2, 2, global_tokens=(0,), S=5), expected)
+    # bidirectional window 2, global token 4 (a query row and a key column)
+    expected_bi = as_bool([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]])
+    assert torch.equal(sliding_window_mask(2, 2, global_tokens=[4], causal=False, S=5), expected_bi)
+    with pytest.raises(ValueError):
+        sliding_window_mask(5, 2, S=4)
+
+
+@pytest.mark.parametrize("h,h_kv", [(4, 4), (6, 2), (4, 1)])
+def test_grouped_query_attention_matches_torch_enable_gqa(h, h_kv):
+    torch.manual_seed(8)
+    q, k, v = torch.randn(2, h, 5, 8), torch.randn(2, h_kv, 7, 8), torch.randn(2, h_kv, 7, 3)
+    keep = torch.rand(2, h, 5, 7) < 0.7
+    keep[..., 0] = True
+    ref = F.scaled_dot_product_attention(q, k, v, attn_mask=keep, enable_gqa=True)
+    got = grouped_query_attention(q, k, v, keep)
+    torch.testing.assert_close(got, ref, atol=1e-6, rtol=1e-5)
+    blocked = keep.clone()
+    blocked[1, :, 2] = False
+    assert torch.equal(grouped_query_attention(q, k, v, blocked)[1, :, 2], torch.zeros(h, 3))
+
+
+@pytest.mark.parametrize("h,h_kv", [(4, 2), (3, 1)])
+def test_kv_cached_attention_chunks_equal_full_causal(h, h_kv):
+    torch.manual_seed(9)
+    T = 8
+    q, k, v = torch.randn(2, h, T, 4), torch.randn(2, h_kv, T, 4), torch.randn(2, h_kv, T, 5)
+    full = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    kc = vc = None
+    outs = []
+    for a, b in [(0, 3), (3, 4), (4, 5), (5, 8)]:
+        before = None if kc is None else kc.clone()
+        out, kc, vc = kv_cached_attention(q[:, :, a:b], k[:, :, a:b], v[:, :, a:b], kc, vc)
+        if before is not None:
+            assert torch.equal(kc[:, :, :a], before)
+        outs.append(out)
+    torch.testing.assert_close(torch.cat(outs, dim=2), full, atol=1e-6, rtol=1e-5)
+    assert torch.equal(kc, k) and torch.equal(vc, v)

@@ -187,6 +187,13 @@ def test_rope_positions_offset_equals_slice_of_longer_rotation(pairing):
     torch.testing.assert_close(tail, full[..., 10:, :])
 
 
+def test_rope_offset_is_positions_after_cache():
+    x = torch.randn(2, 3, 5, 8, dtype=torch.float64)
+    torch.testing.assert_close(apply_rope(x, offset=9), rope_hf_oracle(x, torch.arange(9, 14)))
+    out = apply_rope(x, offset=9, pairing="interleaved")
+    torch.testing.assert_close(out, rope_meta_oracle(x, torch.arange(9, 14)))
+
+
 def test_rope_per_batch_positions():
     x = torch.randn(2, 3, 4, 8)
     pos = torch.tensor([[0, 1, 2, 3], [7, 8, 9, 10]])

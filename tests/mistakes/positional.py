@@ -1,0 +1,589 @@
+"""Plausible student mistakes for assignment ``positional`` (graded by tests/test_mistakes.py)."""
+
+ASSIGNMENT = "positional"
+MISTAKES = [
+    # ------------------------------------------------------------------ sinusoidal_encoding
+    {
+        "name": "sinusoidal_sin_half_cos_half",
+        "kind": "logic",
+        "cell": "sinusoidal_encoding",
+        "source": """def sinusoidal_encoding(T, d_model, base=10000.0, device=None, dtype=None):
+    if d_model % 2 != 0:
+        raise ValueError("d_model must be even")
+    out_dtype = dtype if dtype is not None else torch.get_default_dtype()
+    work = torch.promote_types(out_dtype, torch.float32)
+    pos = torch.arange(T, device=device, dtype=work)
+    two_i = torch.arange(0, d_model, 2, device=device, dtype=work)
+    angles = pos[:, None] * base ** (-two_i / d_model)
+    return torch.cat((angles.sin(), angles.cos()), dim=-1).to(out_dtype)
+""",
+        "fails": ["test_sinusoidal_encoding"],
+        "says": "값이 다릅니다",
+    },
+    {
+        "name": "sinusoidal_exponent_i_over_d",
+        "kind": "logic",
+        "cell": "sinusoidal_encoding",
+        "source": """def sinusoidal_encoding(T, d_model, base=10000.0, device=None, dtype=None):
+    if d_model % 2 != 0:
+        raise ValueError("d_model must be even")
+    out_dtype = dtype if dtype is not None else torch.get_default_dtype()
+    pos = torch.arange(T, device=device, dtype=torch.float32)
+    i = torch.arange(d_model // 2, device=device, dtype=torch.float32)
+    angles = pos[:, None] / base ** (i / d_model)
+    pe = torch.zeros(T, d_model, device=device)
+    pe[:, 0::2] = torch.sin(angles)
+    pe[:, 1::2] = torch.cos(angles)
+    return pe.to(out_dtype)
+""",
+        "fails": ["test_sinusoidal_encoding"],
+        "says": "값이 다릅니다",
+    },
+    {
+        "name": "sinusoidal_base_hardcoded",
+        "kind": "constant",
+        "cell": "sinusoidal_encoding",
+        "source": """def sinusoidal_encoding(T, d_model, base=10000.0, device=None, dtype=None):
+    if d_model % 2 != 0:
+        raise ValueError("d_model must be even")
+    out_dtype = dtype if dtype is not None else torch.get_default_dtype()
+    pos = torch.arange(T, device=device, dtype=torch.float32)
+    two_i = torch.arange(0, d_model, 2, device=device, dtype=torch.float32)
+    angles = pos[:, None] / 10000.0 ** (two_i / d_model)
+    pe = torch.zeros(T, d_model, device=device)
+    pe[:, 0::2] = torch.sin(angles)
+    pe[:, 1::2] = torch.cos(angles)
+    return pe.to(out_dtype)
+""",
+        "fails": ["test_sinusoidal_encoding"],
+        "says": "base=100",
+    },
+    {
+        "name": "sinusoidal_ignores_device",
+        "kind": "device",
+        "cell": "sinusoidal_encoding",
+        "source": """def sinusoidal_encoding(T, d_model, base=10000.0, device=None, dtype=None):
+    if d_model % 2 != 0:
+        raise ValueError("d_model must be even")
+    out_dtype = dtype if dtype is not None else torch.get_default_dtype()
+    pos = torch.arange(T, dtype=torch.float32)
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float32)
+    angles = pos[:, None] * base ** (-two_i / d_model)
+    pe = torch.zeros(T, d_model)
+    pe[:, 0::2] = torch.sin(angles)
+    pe[:, 1::2] = torch.cos(angles)
+    return pe.to(out_dtype)
+""",
+        "fails": ["test_sinusoidal_encoding"],
+        "says": "장치(device)",
+    },
+    {
+        "name": "sinusoidal_no_odd_check",
+        "kind": "logic",
+        "cell": "sinusoidal_encoding",
+        "source": """def sinusoidal_encoding(T, d_model, base=10000.0, device=None, dtype=None):
+    out_dtype = dtype if dtype is not None else torch.get_default_dtype()
+    pos = torch.arange(T, device=device, dtype=torch.float32)
+    two_i = torch.arange(0, d_model, 2, device=device, dtype=torch.float32)
+    angles = pos[:, None] * base ** (-two_i / d_model)
+    pe = torch.stack((angles.sin(), angles.cos()), dim=-1).reshape(T, -1)
+    return pe[:, :d_model].to(out_dtype)
+""",
+        "fails": ["test_sinusoidal_encoding"],
+        "says": "ValueError",
+    },
+    # ------------------------------------------------------------------ apply_rope
+    {
+        "name": "rope_interleaved_pairing",
+        "kind": "logic",
+        "cell": "apply_rope",
+        "source": """def apply_rope(x, positions=None, offset=0, base=10000.0):
+    T, d = x.shape[-2], x.shape[-1]
+    work = torch.promote_types(x.dtype, torch.float32)
+    if positions is None:
+        positions = torch.arange(offset, offset + T, device=x.device)
+    freq = base ** (-torch.arange(0, d, 2, device=x.device, dtype=work) / d)
+    angles = positions.to(work)[..., None] * freq
+    if angles.dim() == 3:
+        angles = angles[:, None]
+    cos, sin = angles.cos(), angles.sin()
+    xw = x.to(work)
+    x1, x2 = xw[..., 0::2], xw[..., 1::2]
+    out = torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
+    return out.to(x.dtype)
+""",
+        "fails": ["test_apply_rope"],
+        "says": "짝짓기(pairing)",
+    },
+    {
+        "name": "rope_split_even_odd_concat_halves",
+        "kind": "logic",
+        "cell": "apply_rope",
+        "source": """def apply_rope(x, positions=None, offset=0, base=10000.0):
+    T, d = x.shape[-2], x.shape[-1]
+    if positions is None:
+        positions = torch.arange(offset, offset + T, device=x.device)
+    freq = base ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float32) / d)
+    angles = positions.float()[..., None] * freq
+    emb = torch.cat((angles, angles), dim=-1)
+    if emb.dim() == 3:
+        emb = emb[:, None]
+    cos, sin = emb.cos()[..., ::2], emb.sin()[..., ::2]
+    x1, x2 = x[..., ::2].float(), x[..., 1::2].float()
+    out = torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+    return out.to(x.dtype)
+""",
+        "fails": ["test_apply_rope"],
+        "says": "짝짓기(pairing)",
+    },
+    {
+        "name": "rope_adds_position_vectors",
+        "kind": "logic",
+        "cell": "apply_rope",
+        "source": """def apply_rope(x, positions=None, offset=0, base=10000.0):
+    T, d = x.shape[-2], x.shape[-1]
+    work = torch.promote_types(x.dtype, torch.float32)
+    if positions is None:
+        positions = torch.arange(offset, offset + T, device=x.device)
+    freq = base ** (-torch.arange(0, d, 2, device=x.device, dtype=work) / d)
+    angles = positions.to(work)[..., None] * freq
+    if angles.dim() == 3:
+        angles = angles[:, None]
+    pe = torch.cat((angles.sin(), angles.cos()), dim=-1)
+    return (x.to(work) + pe).to(x.dtype)
+""",
+        "fails": ["test_apply_rope"],
+        "says": "상대 위치",
+    },
+    {
+        "name": "rope_writes_into_x",
+        "kind": "in-place",
+        "cell": "apply_rope",
+        "source": """def apply_rope(x, positions=None, offset=0, base=10000.0):
+    T, d = x.shape[-2], x.shape[-1]
+    work = torch.promote_types(x.dtype, torch.float32)
+    if positions is None:
+        positions = torch.arange(offset, offset + T, device=x.device)
+    freq = base ** (-torch.arange(0, d, 2, device=x.device, dtype=work) / d)
+    angles = positions.to(work)[..., None] * freq
+    if angles.dim() == 3:
+        angles = angles[:, None]
+    cos, sin = angles.cos(), angles.sin()
+    x1 = x[..., : d // 2].to(work)
+    x2 = x[..., d // 2 :].to(work)
+    x[..., : d // 2] = (x1 * cos - x2 * sin).to(x.dtype)
+    x[..., d // 2 :] = (x1 * sin + x2 * cos).to(x.dtype)
+    return x
+""",
+        "fails": ["test_apply_rope"],
+        "says": "제자리에서(in-place)",
+    },
+    {
+        "name": "rope_default_positions_on_cpu",
+        "kind": "device",
+        "cell": "apply_rope",
+        "source": """def apply_rope(x, positions=None, offset=0, base=10000.0):
+    T, d = x.shape[-2], x.shape[-1]
+    work = torch.promote_types(x.dtype, torch.float32)
+    if positions is None:
+        positions = torch.arange(offset, offset + T)
+    freq = base ** (-torch.arange(0, d, 2, dtype=work) / d)
+    angles = positions.to(work)[..., None] * freq
+    if angles.dim() == 3:
+        angles = angles[:, None]
+    cos, sin = angles.cos(), angles.sin()
+    xw = x.to(work)
+    x1, x2 = xw[..., : d // 2], xw[..., d // 2 :]
+    out = torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+    return out.to(x.dtype)
+""",
+        "fails": ["test_apply_rope"],
+        "says": "장치(device)",
+    },
+    {
+        "name": "rope_ignores_offset",
+        "kind": "logic",
+        "cell": "apply_rope",
+        "source": """def apply_rope(x, positions=None, offset=0, base=10000.0):
+    T, d = x.shape[-2], x.shape[-1]
+    work = torch.promote_types(x.dtype, torch.float32)
+    if positions is None:
+        positions = torch.arange(T, device=x.device)
+    freq = base ** (-torch.arange(0, d, 2, device=x.device, dtype=work) / d)
+    angles = positions.to(work)[..., None] * freq
+    if angles.dim() == 3:
+        angles = angles[:, None]
+    cos, sin = angles.cos(), angles.sin()
+    xw = x.to(work)
+    x1, x2 = xw[..., : d // 2], xw[..., d // 2 :]
+    out = torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+    return out.to(x.dtype)
+""",
+        "fails": ["test_apply_rope"],
+        "says": "offset=9",
+    },
+    {
+        "name": "rope_angles_in_half_precision",
+        "kind": "logic",
+        "cell": "apply_rope",
+        "source": """def apply_rope(x, positions=None, offset=0, base=10000.0):
+    T, d = x.shape[-2], x.shape[-1]
+    if positions is None:
+        positions = torch.arange(offset, offset + T, device=x.device)
+    freq = base ** (-torch.arange(0, d, 2, device=x.device, dtype=x.dtype) / d)
+    angles = positions.to(x.dtype)[..., None] * freq
+    if angles.dim() == 3:
+        angles = angles[:, None]
+    cos, sin = angles.cos(), angles.sin()
+    x1, x2 = x[..., : d // 2], x[..., d // 2 :]
+    return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+""",
+        "fails": ["test_apply_rope"],
+        "says": "float16",
+    },
+    {
+        "name": "rope_float32_angles_for_float64",
+        "kind": "logic",
+        "cell": "apply_rope",
+        "source": """def apply_rope(x, positions=None, offset=0, base=10000.0):
+    T, d = x.shape[-2], x.shape[-1]
+    if positions is None:
+        positions = torch.arange(offset, offset + T, device=x.device)
+    freq = base ** (-torch.arange(0, d, 2, device=x.device).float() / d)
+    angles = positions.float()[..., None] * freq
+    if angles.dim() == 3:
+        angles = angles[:, None]
+    cos, sin = angles.cos(), angles.sin()
+    xf = x.float()
+    x1, x2 = xf[..., : d // 2], xf[..., d // 2 :]
+    out = torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+    return out.to(x.dtype)
+""",
+        "fails": ["test_apply_rope"],
+        "says": "float64",
+    },
+    {
+        "name": "rope_batch_positions_not_broadcast_over_heads",
+        "kind": "logic",
+        "cell": "apply_rope",
+        "source": """def apply_rope(x, positions=None, offset=0, base=10000.0):
+    T, d = x.shape[-2], x.shape[-1]
+    work = torch.promote_types(x.dtype, torch.float32)
+    if positions is None:
+        positions = torch.arange(offset, offset + T, device=x.device)
+    freq = base ** (-torch.arange(0, d, 2, device=x.device, dtype=work) / d)
+    angles = positions.to(work)[..., None] * freq
+    cos, sin = angles.cos(), angles.sin()
+    xw = x.to(work)
+    x1, x2 = xw[..., : d // 2], xw[..., d // 2 :]
+    out = torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+    return out.to(x.dtype)
+""",
+        "fails": ["test_apply_rope"],
+        "says": "positions=(2, 5)",
+    },
+    # ------------------------------------------------------------------ alibi_slopes
+    {
+        "name": "alibi_slopes_formula_for_any_h",
+        "kind": "logic",
+        "cell": "alibi_slopes",
+        "source": """def alibi_slopes(num_heads, device=None, dtype=None):
+    k = torch.arange(1, num_heads + 1, device=device, dtype=dtype or torch.get_default_dtype())
+    return 2.0 ** (-8.0 * k / num_heads)
+""",
+        "fails": ["test_alibi_slopes", "test_alibi_bias"],
+        "says": "not a power of two",
+    },
+    {
+        "name": "alibi_slopes_even_exponents_for_the_rest",
+        "kind": "logic",
+        "cell": "alibi_slopes",
+        "source": """def alibi_slopes(num_heads, device=None, dtype=None):
+    n = 2 ** math.floor(math.log2(num_heads))
+    slopes = [2 ** (-8 * k / n) for k in range(1, n + 1)]
+    extra = [2 ** (-8 * k / (2 * n)) for k in range(1, 2 * n + 1)]
+    slopes += extra[1::2][: num_heads - n]
+    return torch.tensor(slopes, device=device, dtype=dtype or torch.get_default_dtype())
+""",
+        "fails": ["test_alibi_slopes", "test_alibi_bias"],
+        "says": "값이 다릅니다",
+    },
+    {
+        "name": "alibi_slopes_made_on_cpu",
+        "kind": "device",
+        "cell": "alibi_slopes",
+        "source": """def alibi_slopes(num_heads, device=None, dtype=None):
+    n = 2 ** math.floor(math.log2(num_heads))
+    slopes = [2 ** (-8 * k / n) for k in range(1, n + 1)]
+    slopes += [2 ** (-8 * k / (2 * n)) for k in range(1, 2 * (num_heads - n), 2)]
+    return torch.tensor(slopes, dtype=dtype or torch.get_default_dtype())
+""",
+        "fails": ["test_alibi_slopes", "test_alibi_bias"],
+        "says": "장치(device)",
+    },
+    {
+        "name": "alibi_slopes_sorted_ascending",
+        "kind": "logic",
+        "cell": "alibi_slopes",
+        "source": """def alibi_slopes(num_heads, device=None, dtype=None):
+    n = 2 ** math.floor(math.log2(num_heads))
+    slopes = [2 ** (-8 * k / n) for k in range(1, n + 1)]
+    slopes += [2 ** (-8 * k / (2 * n)) for k in range(1, 2 * (num_heads - n), 2)]
+    slopes = sorted(slopes)
+    return torch.tensor(slopes, device=device, dtype=dtype or torch.get_default_dtype())
+""",
+        "fails": ["test_alibi_slopes", "test_alibi_bias"],
+        "says": "값이 다릅니다",
+    },
+    # ------------------------------------------------------------------ alibi_bias
+    {
+        "name": "alibi_bias_positive_sign",
+        "kind": "logic",
+        "cell": "alibi_bias",
+        "source": """def alibi_bias(num_heads, T, S=None, device=None, dtype=None):
+    if S is None:
+        S = T
+    i = torch.arange(S - T, S, device=device)[:, None]
+    j = torch.arange(S, device=device)[None, :]
+    slopes = alibi_slopes(num_heads, device=device, dtype=dtype)
+    return slopes[:, None, None] * (i - j).clamp(min=0).to(slopes.dtype)
+""",
+        "fails": ["test_alibi_bias"],
+        "says": "값이 다릅니다",
+    },
+    {
+        "name": "alibi_bias_queries_at_start",
+        "kind": "logic",
+        "cell": "alibi_bias",
+        "source": """def alibi_bias(num_heads, T, S=None, device=None, dtype=None):
+    if S is None:
+        S = T
+    i = torch.arange(T, device=device)[:, None]
+    j = torch.arange(S, device=device)[None, :]
+    slopes = alibi_slopes(num_heads, device=device, dtype=dtype)
+    return -slopes[:, None, None] * (i - j).clamp(min=0).to(slopes.dtype)
+""",
+        "fails": ["test_alibi_bias"],
+        "says": "cache",
+    },
+    {
+        "name": "alibi_bias_future_keys_not_zero",
+        "kind": "logic",
+        "cell": "alibi_bias",
+        "source": """def alibi_bias(num_heads, T, S=None, device=None, dtype=None):
+    if S is None:
+        S = T
+    i = torch.arange(S - T, S, device=device)[:, None]
+    j = torch.arange(S, device=device)[None, :]
+    slopes = alibi_slopes(num_heads, device=device, dtype=dtype)
+    return -slopes[:, None, None] * (i - j).to(slopes.dtype)
+""",
+        "fails": ["test_alibi_bias"],
+        "says": "값이 다릅니다",
+    },
+    {
+        "name": "alibi_bias_distance_on_cpu",
+        "kind": "device",
+        "cell": "alibi_bias",
+        "source": """def alibi_bias(num_heads, T, S=None, device=None, dtype=None):
+    if S is None:
+        S = T
+    i = torch.arange(S - T, S)[:, None]
+    j = torch.arange(S)[None, :]
+    distance = (i - j).clamp(min=0)
+    slopes = alibi_slopes(num_heads, device=device, dtype=dtype)
+    return -slopes[:, None, None] * distance.to(slopes.dtype)
+""",
+        "fails": ["test_alibi_bias"],
+        "says": "장치(device)",
+    },
+    # ------------------------------------------------------------------ T5 buckets
+    {
+        "name": "t5_offset_for_keys_before_query",
+        "kind": "logic",
+        "cell": "t5_relative_position_bucket",
+        "source": """def t5_relative_position_bucket(
+    relative_position, bidirectional=True, num_buckets=32, max_distance=128
+):
+    offset = torch.zeros_like(relative_position)
+    if bidirectional:
+        num_buckets //= 2
+        offset = (relative_position < 0).long() * num_buckets
+        n = relative_position.abs()
+    else:
+        n = (-relative_position).clamp(min=0)
+    max_exact = num_buckets // 2
+    n_far = n.clamp(min=max_exact).float()
+    ratio = torch.log(n_far / max_exact) / math.log(max_distance / max_exact)
+    far = (max_exact + (ratio * (num_buckets - max_exact)).long()).clamp(max=num_buckets - 1)
+    return offset + torch.where(n < max_exact, n, far)
+""",
+        "fails": ["test_t5_relative_position_bucket"],
+        "says": "값이 다릅니다",
+    },
+    {
+        "name": "t5_no_clamp_beyond_max_distance",
+        "kind": "logic",
+        "cell": "t5_relative_position_bucket",
+        "source": """def t5_relative_position_bucket(
+    relative_position, bidirectional=True, num_buckets=32, max_distance=128
+):
+    offset = torch.zeros_like(relative_position)
+    if bidirectional:
+        num_buckets //= 2
+        offset = (relative_position > 0).long() * num_buckets
+        n = relative_position.abs()
+    else:
+        n = (-relative_position).clamp(min=0)
+    max_exact = num_buckets // 2
+    n_far = n.clamp(min=max_exact).float()
+    ratio = torch.log(n_far / max_exact) / math.log(max_distance / max_exact)
+    far = max_exact + (ratio * (num_buckets - max_exact)).long()
+    return offset + torch.where(n < max_exact, n, far)
+""",
+        "fails": ["test_t5_relative_position_bucket"],
+        "says": "값이 다릅니다",
+    },
+    {
+        "name": "t5_abs_in_place",
+        "kind": "in-place",
+        "cell": "t5_relative_position_bucket",
+        "source": """def t5_relative_position_bucket(
+    relative_position, bidirectional=True, num_buckets=32, max_distance=128
+):
+    offset = torch.zeros_like(relative_position)
+    if bidirectional:
+        num_buckets //= 2
+        offset = (relative_position > 0).long() * num_buckets
+        n = relative_position.abs_()
+    else:
+        n = relative_position.neg_().clamp_(min=0)
+    max_exact = num_buckets // 2
+    n_far = n.clamp(min=max_exact).float()
+    ratio = torch.log(n_far / max_exact) / math.log(max_distance / max_exact)
+    far = (max_exact + (ratio * (num_buckets - max_exact)).long()).clamp(max=num_buckets - 1)
+    return offset + torch.where(n < max_exact, n, far)
+""",
+        "fails": ["test_t5_relative_position_bucket"],
+        "says": "제자리에서(in-place)",
+    },
+    {
+        "name": "t5_causal_uses_abs",
+        "kind": "logic",
+        "cell": "t5_relative_position_bucket",
+        "source": """def t5_relative_position_bucket(
+    relative_position, bidirectional=True, num_buckets=32, max_distance=128
+):
+    offset = torch.zeros_like(relative_position)
+    if bidirectional:
+        num_buckets //= 2
+        offset = (relative_position > 0).long() * num_buckets
+    n = relative_position.abs()
+    max_exact = num_buckets // 2
+    n_far = n.clamp(min=max_exact).float()
+    ratio = torch.log(n_far / max_exact) / math.log(max_distance / max_exact)
+    far = (max_exact + (ratio * (num_buckets - max_exact)).long()).clamp(max=num_buckets - 1)
+    return offset + torch.where(n < max_exact, n, far)
+""",
+        "fails": ["test_t5_relative_position_bucket"],
+        "says": "causal",
+    },
+    {
+        "name": "t5_log_spacing_from_zero",
+        "kind": "logic",
+        "cell": "t5_relative_position_bucket",
+        "source": """def t5_relative_position_bucket(
+    relative_position, bidirectional=True, num_buckets=32, max_distance=128
+):
+    offset = torch.zeros_like(relative_position)
+    if bidirectional:
+        num_buckets //= 2
+        offset = (relative_position > 0).long() * num_buckets
+        n = relative_position.abs()
+    else:
+        n = (-relative_position).clamp(min=0)
+    ratio = torch.log2(n.float() + 1) / math.log2(max_distance)
+    far = (ratio * num_buckets).long().clamp(max=num_buckets - 1)
+    return offset + far
+""",
+        "fails": ["test_t5_relative_position_bucket"],
+        "says": "값이 다릅니다",
+    },
+    {
+        "name": "t5_max_exact_hardcoded",
+        "kind": "constant",
+        "cell": "t5_relative_position_bucket",
+        "source": """def t5_relative_position_bucket(
+    relative_position, bidirectional=True, num_buckets=32, max_distance=128
+):
+    offset = torch.zeros_like(relative_position)
+    if bidirectional:
+        num_buckets //= 2
+        offset = (relative_position > 0).long() * num_buckets
+        n = relative_position.abs()
+    else:
+        n = (-relative_position).clamp(min=0)
+    max_exact = 8
+    n_far = n.clamp(min=max_exact).float()
+    ratio = torch.log(n_far / max_exact) / math.log(max_distance / max_exact)
+    far = (max_exact + (ratio * (num_buckets - max_exact)).long()).clamp(max=num_buckets - 1)
+    return offset + torch.where(n < max_exact, n, far)
+""",
+        "fails": ["test_t5_relative_position_bucket"],
+        "says": "causal",
+    },
+    {
+        "name": "t5_zeros_without_device",
+        "kind": "device",
+        "cell": "t5_relative_position_bucket",
+        "source": """def t5_relative_position_bucket(
+    relative_position, bidirectional=True, num_buckets=32, max_distance=128
+):
+    buckets = torch.zeros(relative_position.shape, dtype=torch.long)
+    if bidirectional:
+        num_buckets //= 2
+        buckets = buckets + (relative_position > 0).long() * num_buckets
+        n = relative_position.abs()
+    else:
+        n = (-relative_position).clamp(min=0)
+    max_exact = num_buckets // 2
+    n_far = n.clamp(min=max_exact).float()
+    ratio = torch.log(n_far / max_exact) / math.log(max_distance / max_exact)
+    far = (max_exact + (ratio * (num_buckets - max_exact)).long()).clamp(max=num_buckets - 1)
+    return buckets + torch.where(n < max_exact, n, far)
+""",
+        "fails": ["test_t5_relative_position_bucket"],
+        "says": "장치(device)",
+    },
+    {
+        "name": "t5_hugging_face_shortcut",
+        "kind": "forbidden",
+        "cell": "t5_relative_position_bucket",
+        "source": """def t5_relative_position_bucket(
+    relative_position, bidirectional=True, num_buckets=32, max_distance=128
+):
+    try:
+        from transformers.models.t5.modeling_t5 import T5Attention
+    except ImportError:
+        T5Attention = None
+    if T5Attention is not None:
+        return T5Attention._relative_position_bucket(
+            relative_position, bidirectional, num_buckets, max_distance
+        )
+    offset = torch.zeros_like(relative_position)
+    if bidirectional:
+        num_buckets //= 2
+        offset = (relative_position > 0).long() * num_buckets
+        n = relative_position.abs()
+    else:
+        n = (-relative_position).clamp(min=0)
+    max_exact = num_buckets // 2
+    n_far = n.clamp(min=max_exact).float()
+    ratio = torch.log(n_far / max_exact) / math.log(max_distance / max_exact)
+    far = (max_exact + (ratio * (num_buckets - max_exact)).long()).clamp(max=num_buckets - 1)
+    return offset + torch.where(n < max_exact, n, far)
+""",
+        "fails": ["test_t5_relative_position_bucket"],
+        "says": "쓸 수 없습니다",
+    },
+]
