@@ -62,12 +62,9 @@ def describe(value):
     if isinstance(value, torch.Tensor):
         return _fmt_tensor(value)
     if isinstance(value, list | tuple):
+        opening, closing = "[]" if isinstance(value, list) else "()"
         inner = ", ".join(describe(v) for v in list(value)[:4])
-        return (
-            ("[" if isinstance(value, list) else "(")
-            + inner
-            + (", ...)" if len(value) > 4 else ")")
-        )
+        return opening + inner + (", ..." if len(value) > 4 else "") + closing
     if isinstance(value, float):
         return f"{value:.6g}"
     if isinstance(value, torch.device | torch.dtype):

@@ -356,9 +356,12 @@ class Grading:
         self.session = None
         self.broken = None  # message, when loading the cells hung or crashed the worker
         self.students = []
+        self.loaded = None  # the device the current child's cells were loaded for
+        self.load_errors = []
 
     def student(self, function, device):
-        """The Student for test function ``function`` on ``device`` (fresh child per function)."""
+        """The Student for test function ``function`` on ``device``: one fresh child per test
+        function, the cells loaded into it once per device (its items share that state)."""
         if self.broken is not None:
             raise self.broken
         if function != self.function:
@@ -366,15 +369,18 @@ class Grading:
             self.function = function
         if self.session is None:
             self.session = self.backend.open()
+        device = torch.device(device)
         seed = derive_seed(self.run_seed, function, device, "worker")
         student = Student(self.session, device, seed, self.probe_meta)
-        if self.cells is not None:
+        if self.cells is not None and self.loaded != device:
             try:
                 student._load(self.cells)
             except (StudentTimeout, StudentCrashed) as e:
                 msg = f"코드 셀 실행 실패 (your solution cells did not finish running): {e}"
                 self.broken = type(e)(msg)
                 raise self.broken from None
+            self.loaded, self.load_errors = device, student.load_errors
+        student.load_errors = self.load_errors
         self.students.append(student)
         return student
 
@@ -411,7 +417,7 @@ class Grading:
         status = None
         if self.session is not None:
             status = self.backend.finish(self.session)
-        self.session, self.function, self.students = None, None, []
+        self.session, self.function, self.students, self.loaded = None, None, [], None
         return status
 
 
