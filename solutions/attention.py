@@ -121,3 +121,21 @@ def copy_v2_to_v1(v2, v1):
         for p1, lin in pairs:
             p1.copy_(lin.weight.T)
     return v1
+
+
+QKV_NAMES = ("W_query", "W_key", "W_value")
+
+
+def v2_to_v1_state_dict(state_dict):
+    """SelfAttention_v2 state_dict -> SelfAttention_v1 state_dict with the same outputs (data only).
+
+    state_dict: {"W_query.weight", "W_key.weight", "W_value.weight"}: (d_out, d_in) tensors of
+    nn.Linear without bias. Returns {"W_query", "W_key", "W_value"}: (d_in, d_out) tensors, the
+    transposes, on the same device and dtype (v1 computes x W, nn.Linear computes x W^T).
+    """
+    extra = sorted(set(state_dict) - {f"{n}.weight" for n in QKV_NAMES})
+    if extra:
+        raise ValueError(
+            f"SelfAttention_v1 has no place for {extra} (build v2 with qkv_bias=False)"
+        )
+    return {name: state_dict[f"{name}.weight"].detach().T.clone() for name in QKV_NAMES}

@@ -133,6 +133,22 @@ def bert_mlm_mask(
     return inputs, labels
 
 
+def mlm_mask(input_ids, vocab_size, mask_id, special_ids=(), seed=0, p=0.15):
+    """bert_mlm_mask with plain-data arguments (the graded assignment's form).
+
+    input_ids (B, T) integer ids; special_ids: list of ids never selected; seed: int.
+    Every non-special token is selected independently with probability p (Bernoulli, as in
+    Hugging Face's DataCollatorForLanguageModeling, not exactly round(p * n) per sequence as in
+    the original BERT data script); a selected token becomes mask_id (80 %), a uniform random id
+    in [0, vocab_size) (10 %) or stays (10 %). All draws come from
+    torch.Generator().manual_seed(seed) on the CPU and are moved to input_ids.device, so a seed
+    gives the same corruption on every device. Returns (inputs (B, T), labels (B, T)) with
+    input_ids' dtype and device; labels are -100 where not selected.
+    """
+    generator = torch.Generator().manual_seed(int(seed))
+    return bert_mlm_mask(input_ids, mask_id, vocab_size, p, tuple(special_ids), generator)
+
+
 # ---------------------------------------------------------------------------------------------
 # GPT: decoder-only language model (Radford et al. 2018/2019, Brown et al. 2020)
 # ---------------------------------------------------------------------------------------------

@@ -184,3 +184,39 @@ def to_torch_mha(ours):
     mha.out_proj.weight.copy_(ours.out_proj.weight)
     mha.out_proj.bias.copy_(ours.out_proj.bias)
     return mha
+
+
+def from_torch_mha_state(state):
+    """nn.MultiheadAttention's state_dict -> a state_dict for our MultiHeadAttention.
+
+    state: {"in_proj_weight" (3d, d), optional "in_proj_bias" (3d,), "out_proj.weight" (d, d),
+    optional "out_proj.bias" (d,)} (bias=False leaves both biases out). The packed rows are
+    [W_q; W_k; W_v]; nn.Linear weights are (out, in) too, so no transpose. Without in_proj_bias
+    there are no W_*.bias keys (our qkv_bias=False); a missing out_proj.bias becomes zeros (our
+    out_proj always has a bias). Tensors keep the input's device and dtype.
+    """
+    out = {}
+    roles = ("W_query", "W_key", "W_value")
+    for role, w in zip(roles, state["in_proj_weight"].chunk(3), strict=True):
+        out[f"{role}.weight"] = w
+    if state.get("in_proj_bias") is not None:
+        for role, b in zip(roles, state["in_proj_bias"].chunk(3), strict=True):
+            out[f"{role}.bias"] = b
+    w_o = state["out_proj.weight"]
+    out["out_proj.weight"] = w_o
+    bias = state.get("out_proj.bias")
+    out["out_proj.bias"] = bias if bias is not None else w_o.new_zeros(w_o.shape[0])
+    return out
+
+
+def keep_mask_from_torch(attn_mask=None, key_padding_mask=None):
+    """nn.MultiheadAttention's bool masks (True = blocked) -> our keep-mask (True = may attend).
+
+    attn_mask (T, S) -> (T, S); key_padding_mask (B, S) -> (B, 1, 1, S); both -> (B, 1, T, S)
+    (AND of the two keep-masks); neither -> None.
+    """
+    keep = None if attn_mask is None else ~attn_mask
+    if key_padding_mask is not None:
+        pad = ~key_padding_mask[:, None, None, :]
+        keep = pad if keep is None else keep & pad
+    return keep

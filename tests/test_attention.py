@@ -12,6 +12,7 @@ from solutions.attention import (
     example_inputs,
     scaled_dot_product_attention,
     simple_self_attention,
+    v2_to_v1_state_dict,
 )
 from solutions.masking import causal_mask, combine_masks, padding_mask
 
@@ -253,3 +254,20 @@ def test_meta_device_placement():
     x = torch.empty(2, 6, 3, device="meta")
     for m in (SelfAttention_v1(3, 2), SelfAttention_v2(3, 2, qkv_bias=True)):
         assert m.to("meta")(x).device.type == "meta"
+
+
+@pytest.mark.parametrize("d_in,d_out,dtype", [(3, 2, torch.float32), (4, 4, torch.float64)])
+def test_v2_to_v1_state_dict(d_in, d_out, dtype):
+    torch.manual_seed(7)
+    v2 = SelfAttention_v2(d_in, d_out).to(dtype)
+    x = torch.randn(2, 5, d_in, dtype=dtype)
+    state = v2_to_v1_state_dict(v2.state_dict())
+    assert set(state) == {"W_query", "W_key", "W_value"}
+    assert all(t.shape == (d_in, d_out) and t.dtype == dtype for t in state.values())
+    v1 = SelfAttention_v1(d_in, d_out).to(dtype)
+    v1.load_state_dict(state, strict=True)
+    with torch.no_grad():
+        torch.testing.assert_close(v1(x), v2(x))
+        torch.testing.assert_close(v1(x), _sdpa_on(v2, x, linear=True))
+    with pytest.raises(ValueError, match="qkv_bias"):
+        v2_to_v1_state_dict(SelfAttention_v2(d_in, d_out, qkv_bias=True).state_dict())

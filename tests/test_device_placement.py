@@ -140,6 +140,13 @@ def _self_attention_modules(dev):
     return run
 
 
+@case("attention.v2_to_v1_state_dict")
+def _v2_to_v1_state(dev):
+    torch.manual_seed(0)
+    state = attention.SelfAttention_v2(3, 2).to(dev).state_dict()
+    return lambda: attention.v2_to_v1_state_dict(state)
+
+
 # --- masking ---------------------------------------------------------------------------------
 
 
@@ -234,6 +241,20 @@ def _torch_mha(dev):
         return list(ours.parameters()), list(converted.parameters())
 
     return run
+
+
+@case("multihead.from_torch_mha_state", "multihead.keep_mask_from_torch")
+def _torch_mha_state(dev):
+    torch.manual_seed(0)
+    state = nn.MultiheadAttention(8, 2, batch_first=True).to(dev).state_dict()
+    blocked = torch.ones(3, 4, dtype=torch.bool, device=dev).triu(1)
+    padding = torch.zeros(2, 4, dtype=torch.bool, device=dev)
+    return lambda: (
+        multihead.from_torch_mha_state(state),
+        multihead.keep_mask_from_torch(blocked),
+        multihead.keep_mask_from_torch(key_padding_mask=padding),
+        multihead.keep_mask_from_torch(blocked, padding),
+    )
 
 
 # --- positional ------------------------------------------------------------------------------
@@ -369,6 +390,18 @@ def _gqa(dev):
     return run
 
 
+@case("efficient.grouped_query_attention", "efficient.kv_cached_attention")
+def _gqa_functions(dev):
+    q, k, v = rand(dev, 2, 4, 3, 4), rand(dev, 2, 2, 5, 4), rand(dev, 2, 2, 5, 4)
+    keep = torch.ones(3, 5, dtype=torch.bool, device=dev).tril(2)
+    return lambda: (
+        efficient.grouped_query_attention(q, k, v),
+        efficient.grouped_query_attention(q, k, v, mask=keep),
+        efficient.kv_cached_attention(q[:, :, :1], k[:, :, :1], v[:, :, :1]),
+        efficient.kv_cached_attention(q[:, :, :1], k[:, :, :1], v[:, :, :1], k, v),
+    )
+
+
 @case("efficient.elu_feature_map", "efficient.linear_attention", "efficient.tiled_attention")
 def _linear_tiled(dev):
     q, k, v = rand(dev, 2, 2, 6, 4), rand(dev, 2, 2, 6, 4), rand(dev, 2, 2, 6, 5)
@@ -441,6 +474,15 @@ def _mlm_cpu_generator(dev):
     # a CPU generator with inputs elsewhere: the draws happen on the CPU, results move over
     ids = ints(dev, 100, 4, 16)
     return lambda: models.bert_mlm_mask(ids, 3, 100, generator=torch.Generator().manual_seed(0))
+
+
+@case("models.mlm_mask")
+def _mlm_seeded(dev):
+    ids = ints(dev, 100, 4, 16)
+    return lambda: (
+        models.mlm_mask(ids, 100, 3, [0, 1], 7),
+        models.mlm_mask(ids, 100, 3, [], 7, p=1.0),
+    )
 
 
 # --- decoding --------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from solutions.models import (
     ModernBlock,
     ModernLM,
     bert_mlm_mask,
+    mlm_mask,
 )
 from solutions.multihead import load_torch_mha
 from solutions.normalization import load_torch_encoder_layer
@@ -513,6 +514,27 @@ def test_mlm_probability_extremes():
         ids, MASK_ID, VOCAB, mlm_prob=1.0, special_ids=SPECIALS, generator=g
     )
     assert torch.equal(labels != -100, ~special)
+
+
+def test_mlm_mask_seeded(device):
+    """The data-only form: seed -> same corruption on every device; Bernoulli selection (the
+    per-row count varies like Binomial(n, p), it is not fixed at round(p * n))."""
+    ids = mlm_batch(B=64, T=128)
+    special = (ids == PAD_ID) | (ids == CLS_ID) | (ids == SEP_ID)
+    a = mlm_mask(ids, VOCAB, MASK_ID, list(SPECIALS), 5)
+    b = mlm_mask(ids.to(device), VOCAB, MASK_ID, list(SPECIALS), 5)
+    assert b[0].device.type == device.type and b[1].dtype == ids.dtype
+    assert torch.equal(a[0], b[0].cpu()) and torch.equal(a[1], b[1].cpu())
+    assert not torch.equal(a[1], mlm_mask(ids, VOCAB, MASK_ID, list(SPECIALS), 6)[1])
+    selected = a[1] != -100
+    assert not (selected & special).any()
+    n = (~special).sum(dim=1).double()
+    counts = selected.sum(dim=1).double()
+    chi2 = ((counts - 0.15 * n) ** 2 / (0.15 * 0.85 * n)).sum().item()
+    rows = ids.shape[0]
+    assert abs(chi2 - rows) < 5 * math.sqrt(2 * rows)  # chi-square with `rows` dof
+    all_selected = mlm_mask(ids, VOCAB, MASK_ID, list(SPECIALS), 0, p=1.0)[1] != -100
+    assert torch.equal(all_selected, ~special)
 
 
 def test_models_on_device(device):

@@ -11,6 +11,8 @@ from solutions.multihead import (
     MultiHeadAttention,
     MultiHeadAttentionWrapper,
     count_parameters,
+    from_torch_mha_state,
+    keep_mask_from_torch,
     load_torch_mha,
     merge_heads,
     mha_parameter_count,
@@ -352,3 +354,35 @@ def test_meta_device_shapes():
     out, weights = mha(x[:, :3], context=memory, return_weights=True)
     assert out.shape == (2, 3, 16) and weights.shape == (2, 4, 3, 5)
     assert split_heads(x, 4).is_meta and merge_heads(split_heads(x, 4)).shape == (2, 8, 16)
+
+
+# --- converting nn.MultiheadAttention's state and masks -----------------------------------------
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_from_torch_mha_state_loads_strictly_and_matches_torch(bias):
+    torch.manual_seed(14)
+    theirs = nn.MultiheadAttention(12, 3, bias=bias, batch_first=True).eval()
+    if bias:
+        with torch.no_grad():
+            theirs.in_proj_bias.normal_()
+            theirs.out_proj.bias.normal_()
+    ours = MultiHeadAttention(12, 12, 8, 0.0, 3, qkv_bias=bias, causal=False).eval()
+    ours.load_state_dict(from_torch_mha_state(theirs.state_dict()), strict=True)
+    x, memory = torch.randn(2, 5, 12), torch.randn(2, 8, 12)
+    blocked = torch.rand(5, 8) < 0.3
+    blocked[:, 0] = False  # every query keeps a key (torch would give NaN otherwise)
+    pad = torch.tensor([[False] * 8, [False] * 6 + [True] * 2])
+    keep = keep_mask_from_torch(blocked, pad)
+    assert keep.shape == (2, 1, 5, 8) and keep.dtype == torch.bool
+    ref, _ = theirs(x, memory, memory, attn_mask=blocked, key_padding_mask=pad)
+    torch.testing.assert_close(ours(x, context=memory, mask=keep), ref, rtol=1e-5, atol=ATOL)
+
+
+def test_keep_mask_from_torch_shapes_and_inversion():
+    blocked = ~causal_mask(4)
+    assert torch.equal(keep_mask_from_torch(blocked), causal_mask(4))
+    pad = torch.tensor([[False, False, True, True]])
+    expected = padding_mask(torch.tensor([2]), 4)
+    assert torch.equal(keep_mask_from_torch(key_padding_mask=pad), expected)
+    assert keep_mask_from_torch() is None

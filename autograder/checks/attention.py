@@ -1,0 +1,287 @@
+"""Hidden checks for assignment ``attention`` (chapter 2: 스케일드 닷-프로덕트 어텐션).
+
+- ``simple_self_attention(x)``: (context, weights) of weight-free self-attention on (T, d),
+  (B, T, d) and (B, h, T, d) inputs, scores in the thousands and near the float32 range, half
+  precision.
+- ``scaled_dot_product_attention(q, k, v, mask=None)``: (output, weights) for any leading dims,
+  T != S, d_k != d_v, one query or one key, float64/float16/bfloat16, scores near the ends of
+  the dtype's range (d_k = 1, so q k^T itself stays finite); with bool keep-masks of several
+  broadcast shapes, fully masked rows (zero weights and output) and blocked weights exactly 0.
+- ``v2_to_v1_state_dict(state_dict)``: keys, shapes, dtype and device of the converted weights,
+  and the reference ``SelfAttention_v1`` loaded with them matching ``SelfAttention_v2``.
+
+Everything is compared with ``solutions.attention``; half-precision inputs are compared with
+the float64 result on the same (rounded) inputs. Ready-made attention may not be used.
+"""
+
+import pytest
+import torch
+
+from autograder.checking import HALF_TOL, assert_close, extreme, fail, randn
+from solutions import attention as ref
+
+READY_MADE = ("scaled_dot_product_attention", "MultiheadAttention", "multi_head_attention_forward")
+F32, F64, F16, BF16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
+# half precision: two matmuls and a softmax, each rounded; measured worst case over several
+# correct implementations (scores of order 1) is below 1e-3 (float16) and 1e-2 (bfloat16)
+ATTN_HALF_TOL = {F16: (2e-3, 5e-3), BF16: (1.6e-2, 3e-2)}
+
+
+def reference(fn, *tensors, **kwargs):
+    """The reference result; half-precision inputs are computed in float64 and rounded back."""
+    dtype = tensors[0].dtype
+    if dtype not in HALF_TOL:
+        return fn(*tensors, **kwargs)
+    wide = [t.double() if t.is_floating_point() else t for t in tensors]
+    return tuple(o.to(dtype) for o in fn(*wide, **kwargs))
+
+
+def tolerance(dtype):
+    return ATTN_HALF_TOL.get(dtype, (None, None))
+
+
+def spread(rng, n, lo=1.0, hi=1.3):
+    """n distinct values in [lo, hi), far apart (n! orders): no near-ties in a softmax."""
+    order = torch.randperm(n, generator=rng).to(torch.float64)
+    return lo + (hi - lo) * order / n
+
+
+def signs(rng, *shape):
+    return torch.randint(0, 2, shape, generator=rng).to(torch.float64) * 2 - 1
+
+
+# ----------------------------------------------------------------------------- 1. simple
+
+
+def huge_tokens(rng, d):
+    """(T, 1) tokens with |x| ~ 1e19: scores x_i x_j ~ 1.7e38, near the end of float32."""
+    x = spread(rng, 6) * signs(rng, 6) * 1e19
+    return x.reshape(6, 1).to(d, F32)
+
+
+SIMPLE = {
+    "(T, d) = (6, 3) book example": lambda rng, d: ref.example_inputs(device=d),
+    "(B, T, d)": lambda rng, d: randn(rng, 3, 5, 4, device=d),
+    "(B, h, T, d), float64": lambda rng, d: randn(rng, 2, 3, 4, 8, dtype=F64, device=d),
+    "T=1": lambda rng, d: randn(rng, 2, 1, 5, device=d),
+    "scores~7000": lambda rng, d: randn(rng, 2, 6, 8, scale=30.0, device=d),
+    "scores~±1.7e38 (d=1)": huge_tokens,
+    "float16": lambda rng, d: randn(rng, 2, 5, 8, scale=0.4, dtype=F16, device=d),
+    "bfloat16": lambda rng, d: randn(rng, 2, 5, 8, scale=0.4, dtype=BF16, device=d),
+}
+
+
+@pytest.mark.forbid(*READY_MADE)
+@pytest.mark.parametrize("case", list(SIMPLE))
+def test_simple_self_attention(student, rng, device, case):
+    x = SIMPLE[case](rng, device)
+    got = student.call("simple_self_attention", x)
+    expected = reference(ref.simple_self_attention, x)
+    rtol, atol = tolerance(x.dtype)
+    what = f"simple_self_attention(x) [{case}] -> (context, weights)"
+    assert_close(got, expected, what=what, inputs={"x": x}, rtol=rtol, atol=atol)
+
+
+# ----------------------------------------------------------------------------- 2. sdpa
+
+
+def qkv(rng, lead, T, S, d_k, d_v, dtype=F32, d="cpu", scale=1.0):
+    return (
+        randn(rng, *lead, T, d_k, scale=scale, dtype=dtype, device=d),
+        randn(rng, *lead, S, d_k, scale=scale, dtype=dtype, device=d),
+        randn(rng, *lead, S, d_v, dtype=dtype, device=d),
+    )
+
+
+def edge_of_range(rng, lead, T, S, d_v, dtype, d, sign=-1.0):
+    """d_k = 1 and q k^T ~ sign * 0.5..0.85 * max(dtype): every score near the end of the range,
+    rows far from ties. A mask filled with -1e4 / -1e9 is then larger than the kept scores."""
+    root = extreme(dtype) ** 0.5
+    q = spread(rng, T).reshape(T, 1) * root * sign
+    k = spread(rng, S).reshape(S, 1) * root
+    v = randn(rng, *lead, S, d_v, dtype=dtype, device=d)
+    q, k = q.expand(*lead, T, 1), k.expand(*lead, S, 1)
+    return q.to(d, dtype).contiguous(), k.to(d, dtype).contiguous(), v
+
+
+SDPA = {
+    "(T, d) unbatched, T=S": lambda rng, d: qkv(rng, (), 6, 6, 8, 8, d=d),
+    "(B, T, d), T != S, d_k != d_v": lambda rng, d: qkv(rng, (3,), 4, 7, 8, 5, d=d),
+    "(B, h, T, d)": lambda rng, d: qkv(rng, (2, 3), 5, 5, 16, 16, d=d),
+    "3 leading dims, T > S": lambda rng, d: qkv(rng, (2, 2, 2), 6, 3, 4, 6, d=d),
+    "T=1 (one query)": lambda rng, d: qkv(rng, (2,), 1, 6, 8, 3, d=d),
+    "S=1 (one key)": lambda rng, d: qkv(rng, (2,), 4, 1, 8, 3, d=d),
+    "float64, d_k=64": lambda rng, d: qkv(rng, (2,), 5, 9, 64, 7, dtype=F64, d=d),
+    "scores~±40 (saturated)": lambda rng, d: qkv(rng, (2,), 5, 6, 16, 4, d=d, scale=3.5),
+    "scores~+max(float32), d_k=1": lambda rng, d: edge_of_range(rng, (2,), 4, 6, 3, F32, d, 1.0),
+    "scores~-max(float32), d_k=1": lambda rng, d: edge_of_range(rng, (2,), 4, 6, 3, F32, d),
+    "float16, T != S": lambda rng, d: qkv(rng, (2, 2), 5, 7, 16, 8, dtype=F16, d=d),
+    "bfloat16, d_k != d_v": lambda rng, d: qkv(rng, (2, 2), 5, 5, 16, 4, dtype=BF16, d=d),
+    "scores~-max(float16), d_k=1": lambda rng, d: edge_of_range(rng, (2,), 4, 5, 3, F16, d),
+}
+
+
+def compare_sdpa(student, case, q, k, v, mask=None, positional=False):
+    """Call the student's function (mask as keyword, or as 4th positional argument) and compare
+    (output, weights) with the reference."""
+    if positional:
+        got = student.call("scaled_dot_product_attention", q, k, v, mask)
+    else:
+        got = student.call("scaled_dot_product_attention", q, k, v, mask=mask)
+    expected = reference(ref.scaled_dot_product_attention, q, k, v, mask)
+    rtol, atol = tolerance(q.dtype)
+    inputs = {"q": q, "k": k, "v": v} | ({} if mask is None else {"mask": mask})
+    what = f"scaled_dot_product_attention [{case}] -> (output, weights)"
+    assert_close(got, expected, what=what, inputs=inputs, rtol=rtol, atol=atol)
+    return got
+
+
+@pytest.mark.forbid(*READY_MADE)
+@pytest.mark.parametrize("case", list(SDPA))
+def test_sdpa(student, rng, device, case):
+    q, k, v = SDPA[case](rng, device)
+    if "T=S" in case:  # mask=None given explicitly once
+        compare_sdpa(student, case, q, k, v, mask=None)
+        return
+    got = student.call("scaled_dot_product_attention", q, k, v)
+    expected = reference(ref.scaled_dot_product_attention, q, k, v)
+    rtol, atol = tolerance(q.dtype)
+    what = f"scaled_dot_product_attention [{case}] -> (output, weights)"
+    assert_close(got, expected, what=what, inputs={"q": q, "k": k, "v": v}, rtol=rtol, atol=atol)
+
+
+def keep(rng, *shape, p=0.6, d="cpu"):
+    return (torch.rand(shape, generator=rng) < p).to(d)
+
+
+def causal(T, S, d):
+    return torch.ones(T, S, dtype=torch.bool, device=d).tril(S - T)
+
+
+def padding(lengths, S, d):
+    return (torch.arange(S) < torch.tensor(lengths).unsqueeze(-1)).reshape(-1, 1, 1, S).to(d)
+
+
+def with_blocked_rows(m):
+    """Copy of the keep-mask m (..., T, S) with query 1 blocked everywhere, query 0 kept."""
+    m = m.clone()
+    m[..., 1, :] = False
+    m[..., 0, 0] = True
+    return m
+
+
+MASKED = {
+    "causal (T, T), broadcast over (B, h)": lambda rng, d: (
+        *qkv(rng, (2, 3), 5, 5, 8, 8, d=d),
+        causal(5, 5, d),
+    ),
+    "padding (B, 1, 1, S) with a length 0 (fully masked rows), T != S, d_k != d_v": lambda rng, d: (
+        *qkv(rng, (3, 2), 4, 6, 8, 5, d=d),
+        padding([6, 2, 0], 6, d),
+    ),
+    "(B, h, T, S) random, fully masked rows": lambda rng, d: (
+        *qkv(rng, (2, 2), 4, 6, 4, 6, d=d),
+        with_blocked_rows(keep(rng, 2, 2, 4, 6, d=d)),
+    ),
+    "(T, d) unbatched, mask (T, S), T != S": lambda rng, d: (
+        *qkv(rng, (), 3, 5, 8, 4, d=d),
+        causal(3, 5, d),
+    ),
+    "mask all True": lambda rng, d: (
+        *qkv(rng, (2,), 4, 6, 8, 3, d=d),
+        torch.ones(4, 6, dtype=torch.bool, device=d),
+    ),
+    "all False": lambda rng, d: (
+        *qkv(rng, (2,), 3, 4, 8, 5, d=d),
+        torch.zeros(3, 4, dtype=torch.bool, device=d),
+    ),
+    "float64, causal & padding (B, 1, T, S)": lambda rng, d: (
+        *qkv(rng, (2, 2), 5, 5, 16, 16, dtype=F64, d=d),
+        causal(5, 5, d) & padding([5, 3], 5, d),
+    ),
+    "scores~-max(float32), d_k=1, fully masked row": lambda rng, d: (
+        *edge_of_range(rng, (2,), 4, 6, 3, F32, d),
+        with_blocked_rows(keep(rng, 2, 4, 6, d=d)),
+    ),
+    "scores~-max(float64), d_k=1": lambda rng, d: (
+        *edge_of_range(rng, (2,), 4, 6, 3, F64, d),
+        keep(rng, 4, 6, p=0.5, d=d) | torch.eye(4, 6, dtype=torch.bool, device=d),
+    ),
+    "float16, fully masked row, T != S": lambda rng, d: (
+        *qkv(rng, (2, 2), 4, 6, 16, 8, dtype=F16, d=d),
+        with_blocked_rows(keep(rng, 2, 1, 4, 6, d=d)),
+    ),
+    "bfloat16, causal & padding": lambda rng, d: (
+        *qkv(rng, (2, 2), 5, 5, 16, 4, dtype=BF16, d=d),
+        causal(5, 5, d) & padding([5, 2], 5, d),
+    ),
+    "scores~-max(float16), d_k=1": lambda rng, d: (
+        *edge_of_range(rng, (2,), 4, 5, 3, F16, d),
+        with_blocked_rows(keep(rng, 2, 4, 5, d=d)),
+    ),
+    "scores~-max(bfloat16), d_k=1, T != S": lambda rng, d: (
+        *edge_of_range(rng, (2,), 3, 6, 4, BF16, d),
+        causal(3, 6, d),
+    ),
+}
+
+
+@pytest.mark.forbid(*READY_MADE)
+@pytest.mark.parametrize("case", list(MASKED))
+def test_sdpa_mask(student, rng, device, case):
+    q, k, v, mask = MASKED[case](rng, device)
+    _, weights = compare_sdpa(student, case, q, k, v, mask, positional="unbatched" in case)
+    weights = weights.cpu()
+    if (weights[~mask.cpu().expand_as(weights)] != 0).any():
+        fail(
+            f"scaled_dot_product_attention [{case}]: 가린(mask=False) 위치의 가중치는 정확히 "
+            "0 이어야 합니다",
+            {"mask": mask},
+        )
+
+
+# ----------------------------------------------------------------------------- 3. v2 -> v1
+
+NAMES = ("W_query", "W_key", "W_value")
+CONVERT = {
+    "d_in=3, d_out=2": (3, 2, F32),
+    "d_in=4, d_out=4 (square)": (4, 4, F32),
+    "d_in=2, d_out=5": (2, 5, F32),
+    "d_in=6, d_out=3, float64": (6, 3, F64),
+}
+
+
+def linear_weights(rng, d_in, d_out, dtype, device):
+    """A SelfAttention_v2 state_dict drawn by the judge: {W_*.weight: (d_out, d_in)}."""
+    scale = d_in**-0.5
+    return {
+        f"{n}.weight": randn(rng, d_out, d_in, scale=scale, dtype=dtype, device=device)
+        for n in NAMES
+    }
+
+
+@pytest.mark.parametrize("case", list(CONVERT))
+def test_v2_to_v1(student, rng, device, case):
+    d_in, d_out, dtype = CONVERT[case]
+    state = linear_weights(rng, d_in, d_out, dtype, device)
+    got = student.call("v2_to_v1_state_dict", state)
+    expected = ref.v2_to_v1_state_dict(state)
+    what = f"v2_to_v1_state_dict [{case}]"
+    if not isinstance(got, dict):
+        fail(f"{what}: dict 를 반환해야 하는데 {type(got).__name__} 을(를) 반환했습니다", state)
+    if set(got) != set(expected):
+        fail(
+            f"{what}: 키가 {sorted(expected)} 이어야 하는데 {sorted(got)[:6]} 입니다 "
+            "(SelfAttention_v1 의 state_dict 키에는 '.weight' 가 붙지 않습니다)",
+            state,
+        )
+    for name in NAMES:
+        assert_close(got[name], expected[name], what=f"{what}[{name!r}]", inputs=state)
+    v2 = ref.SelfAttention_v2(d_in, d_out).to(device, dtype)
+    v2.load_state_dict(state)
+    v1 = ref.SelfAttention_v1(d_in, d_out).to(device, dtype)
+    v1.load_state_dict(got)
+    x = randn(rng, 2, 5, d_in, dtype=dtype, device=device)
+    with torch.no_grad():
+        what = f"SelfAttention_v1 (변환한 가중치)(x) vs SelfAttention_v2(x) [{case}]"
+        assert_close(v1(x), v2(x), what=what, inputs={"x": x})

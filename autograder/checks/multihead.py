@@ -1,0 +1,556 @@
+"""Hidden checks for assignment ``multihead`` (chapter 4: 멀티헤드 어텐션).
+
+- split_heads / merge_heads: exact comparison with ``solutions.multihead`` on several shapes and
+  dtypes, and merge_heads on a non-contiguous input.
+- MultiHeadAttentionWrapper and MultiHeadAttention: the judge draws the weights, loads them into
+  the student's module (strict load_state_dict under the names the notebook fixes) and into the
+  reference, then compares eval outputs (float32, float64, bfloat16), gradients, and train-mode
+  outputs under a shared seed (dropout on the attention weights, exactly). Masks of several
+  shapes, cross-attention with T != S, fully blocked query rows and scores far beyond a -1e9
+  fill test the masking.
+- mha_parameter_count: a data function (ints, up to values past int32).
+- nn.MultiheadAttention: its state and its bool masks (True = blocked) go through the student's
+  converters into the student's module, which must give nn.MultiheadAttention's output.
+
+Ready-made attention (nn.MultiheadAttention, F.scaled_dot_product_attention) may not be used.
+"""
+
+import math
+
+import pytest
+import torch
+import torch.nn as nn
+
+from autograder.checking import assert_close, fail, randn, seeded
+from solutions import multihead as ref
+
+F32, F64, BF16, F16 = torch.float32, torch.float64, torch.bfloat16, torch.float16
+READY_MADE = ("MultiheadAttention", "scaled_dot_product_attention")
+ROLES = ("W_query", "W_key", "W_value")
+TOL = {F32: (1e-4, 1e-5), F64: (1e-7, 1e-9), BF16: (3e-2, 3e-2)}
+
+
+def in_dtype(cls, dtype):
+    """Subclass of ``cls`` converted to ``dtype`` after __init__ (as the notebook's given cell)."""
+
+    class Converted(cls):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.to(dtype)
+
+    return Converted
+
+
+def class_name(base, dtype):
+    return base if dtype == F32 else f"{base}_{str(dtype).removeprefix('torch.')}"
+
+
+REFERENCE = {
+    **vars(ref),
+    "MultiHeadAttentionWrapper_float64": in_dtype(ref.MultiHeadAttentionWrapper, F64),
+    "MultiHeadAttention_float64": in_dtype(ref.MultiHeadAttention, F64),
+    "MultiHeadAttention_bfloat16": in_dtype(ref.MultiHeadAttention, BF16),
+}
+
+
+def name_of(dtype):
+    return str(dtype).removeprefix("torch.")
+
+
+# ----------------------------------------------------------------------------- split / merge
+
+SPLIT = {
+    "split (2, 5, 12), h=3": lambda rng, d: ("split_heads", randn(rng, 2, 5, 12, device=d), 3),
+    "split h=1": lambda rng, d: ("split_heads", randn(rng, 1, 4, 6, device=d), 1),
+    "split d_head=1 (h=d)": lambda rng, d: ("split_heads", randn(rng, 2, 3, 4, device=d), 4),
+    "split T=1": lambda rng, d: ("split_heads", randn(rng, 3, 1, 8, device=d), 4),
+    "split float64": lambda rng, d: ("split_heads", randn(rng, 2, 6, 8, dtype=F64, device=d), 2),
+    "split bfloat16": lambda rng, d: ("split_heads", randn(rng, 2, 4, 12, dtype=BF16, device=d), 6),
+    "split int64 (0, 1, 2, ...)": lambda rng, d: (
+        "split_heads",
+        torch.arange(2 * 3 * 8, device=d).view(2, 3, 8),
+        2,
+    ),
+    "merge (2, 3, 5, 4)": lambda rng, d: ("merge_heads", randn(rng, 2, 3, 5, 4, device=d), None),
+    "merge h=1": lambda rng, d: ("merge_heads", randn(rng, 2, 1, 5, 4, device=d), None),
+    "merge float16": lambda rng, d: (
+        "merge_heads",
+        randn(rng, 1, 4, 3, 2, dtype=F16, device=d),
+        None,
+    ),
+    "merge non-contiguous input": lambda rng, d: (
+        "merge_heads",
+        randn(rng, 2, 5, 3, 4, dtype=F64, device=d).transpose(1, 2),
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(SPLIT))
+def test_split_heads(student, rng, device, case):
+    name, x, h = SPLIT[case](rng, device)
+    args = (x, h) if h is not None else (x,)
+    expected = ref.split_heads(x, h) if h is not None else ref.merge_heads(x)
+    got = student.call(name, *args)
+    inputs = {"x": x, "num_heads": h} if h is not None else {"x": x}
+    assert_close(got, expected, what=f"{name} [{case}]", inputs=inputs, rtol=0, atol=0)
+    if h is not None:  # and back: merge_heads(split_heads(x)) == x
+        back = student.call("merge_heads", expected)
+        what = f"merge_heads(split_heads(x)) [{case}]"
+        assert_close(back, x, what=what, inputs={"x": x}, rtol=0, atol=0)
+
+
+# ----------------------------------------------------------------------------- weights
+
+
+def uniform(rng, *shape, bound, dtype, device):
+    return ((torch.rand(*shape, generator=rng, dtype=F64) * 2 - 1) * bound).to(device, dtype)
+
+
+def linear_state(rng, prefix, d_in, d_out, bias, dtype, device, scale=1.0):
+    """Weights of ``prefix`` = nn.Linear(d_in, d_out): weight (d_out, d_in), bias (d_out,)."""
+    bound = scale / math.sqrt(d_in)
+    sd = {f"{prefix}.weight": uniform(rng, d_out, d_in, bound=bound, dtype=dtype, device=device)}
+    if bias:
+        sd[f"{prefix}.bias"] = uniform(rng, d_out, bound=bound, dtype=dtype, device=device)
+    return sd
+
+
+def mha_state(rng, cfg, dtype, device, qk_scale=1.0):
+    """Judge's weights for MultiHeadAttention(**cfg); qk_scale enlarges W_query and W_key."""
+    sd = {}
+    for role in ROLES:
+        scale = qk_scale if role != "W_value" else 1.0
+        sd |= linear_state(
+            rng, role, cfg["d_in"], cfg["d_out"], cfg.get("qkv_bias", False), dtype, device, scale
+        )
+    sd |= linear_state(rng, "out_proj", cfg["d_out"], cfg["d_out"], True, dtype, device)
+    return sd
+
+
+def wrapper_state(rng, cfg, dtype, device):
+    sd = {}
+    for i in range(cfg["num_heads"]):
+        for role in ROLES:
+            sd |= linear_state(
+                rng,
+                f"heads.{i}.{role}",
+                cfg["d_in"],
+                cfg["d_out"],
+                cfg.get("qkv_bias", False),
+                dtype,
+                device,
+            )
+    return sd
+
+
+def state_for_student(student, name, cfg, sd, device, dtype):
+    """The judge's weights plus the student's own mask buffers; Korean errors for wrong names."""
+    probe = torch.zeros(1, 2, cfg["d_in"], device=device, dtype=dtype)
+    state = student.module(name, cfg, inputs=(probe,))["state"]
+    missing = [k for k in sd if k not in state]
+    if missing:
+        fail(
+            f"{name}: state_dict에 {', '.join(missing[:6])} 이(가) 없습니다. 노트북이 정한 이름"
+            f"(nn.Linear 속성 이름)을 지키세요. 여러분 모듈의 키: {sorted(state)[:10]}"
+        )
+    extra = [k for k in state if k not in sd and "mask" not in k.rsplit(".", 1)[-1]]
+    if extra:
+        fail(
+            f"{name}: state_dict에 정해지지 않은 항목 {', '.join(extra[:6])} 이(가) 있습니다. "
+            "노트북이 정한 파라미터 외에는 만들지 마세요"
+        )
+    for k, v in sd.items():
+        got = state[k]
+        if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(v.shape):
+            shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+            fail(
+                f"{name}: {k} 의 모양이 {tuple(v.shape)} 이어야 하는데 {shape} 입니다 "
+                "(nn.Linear(d_in, d_out) 의 weight 는 (d_out, d_in))"
+            )
+    full = {k: v.to(device) for k, v in state.items() if isinstance(v, torch.Tensor)}
+    full.update(sd)
+    return full
+
+
+def reference_module(cls, cfg, sd, device, dtype):
+    m = cls(**cfg).to(device=device, dtype=dtype)
+    m.load_state_dict(sd, strict=True)
+    return m
+
+
+def run_both(student, base, cfg, sd, inputs, input_kwargs, device, dtype, mode, case):
+    """Run the student's and the reference module the same way; compare the outputs.
+
+    mode: "eval", "train" (shared forward seed) or "grad" (eval, compare gradients too).
+    """
+    name = class_name(base, dtype)
+    state = state_for_student(student, name, cfg, sd, device, dtype)
+    model = reference_module(REFERENCE[name], cfg, sd, device, dtype)
+    train = mode == "train"
+    model.train(train)
+    seed = 1000 + len(case)
+    shown = {f"x{i}" if i else "x": t for i, t in enumerate(inputs)} | dict(input_kwargs)
+    what = f"{name}({', '.join(f'{k}={v}' for k, v in cfg.items())}) [{case}]"
+    out = student.module(
+        name,
+        cfg,
+        state_dict=state,
+        inputs=inputs,
+        input_kwargs=input_kwargs,
+        train=train,
+        grad=mode == "grad",
+        forward_seed=seed if train else None,
+    )
+    ref_inputs = [x.detach().clone().requires_grad_(mode == "grad") for x in inputs]
+    with torch.set_grad_enabled(mode == "grad"), seeded(seed, device):
+        expected = model(*ref_inputs, **input_kwargs)
+    rtol, atol = TOL[dtype]
+    if train:
+        what += " (train 모드, 같은 시드: 드롭아웃은 self.dropout 으로 어텐션 가중치에 한 번)"
+    assert_close(out["output"], expected, what=what, inputs=shown, rtol=rtol, atol=atol)
+    if mode == "grad":
+        expected.float().sum().backward()
+        want = {"input0": ref_inputs[0].grad, **{n: p.grad for n, p in model.named_parameters()}}
+        for key, g in want.items():
+            if key not in out["grads"]:
+                fail(f"{what}: {key} 의 그래디언트(gradient)가 없습니다", shown)
+            assert_close(
+                out["grads"][key],
+                g,
+                what=f"{what}: {key} 의 그래디언트",
+                inputs=shown,
+                rtol=1e-4,
+                atol=1e-5,
+            )
+
+
+# ----------------------------------------------------------------------------- wrapper
+
+
+def wcfg(d_in, d_out, ctx, h, dropout=0.0, bias=False):
+    return dict(
+        d_in=d_in, d_out=d_out, context_length=ctx, dropout=dropout, num_heads=h, qkv_bias=bias
+    )
+
+
+# label -> (config, (B, T), dtype, mode)
+WRAPPER = {
+    "h=2, d_out=2": (wcfg(3, 2, 6, 2), (2, 6), F32, "eval"),
+    "h=4, qkv_bias, T < context_length": (wcfg(5, 3, 10, 4, bias=True), (3, 7), F32, "eval"),
+    "h=1": (wcfg(4, 4, 5, 1), (2, 5), F32, "eval"),
+    "T=1": (wcfg(4, 2, 5, 3), (2, 1), F32, "eval"),
+    "float64": (wcfg(6, 2, 8, 3, bias=True), (2, 8), F64, "eval"),
+    "dropout=0.5, eval": (wcfg(4, 3, 6, 3, dropout=0.5), (2, 6), F32, "eval"),
+    "dropout=0.5, train, same seed": (wcfg(4, 3, 6, 3, dropout=0.5), (2, 6), F32, "train"),
+    "gradients": (wcfg(4, 2, 6, 2, bias=True), (2, 5), F32, "grad"),
+}
+
+
+@pytest.mark.forbid(*READY_MADE)
+@pytest.mark.parametrize("case", list(WRAPPER))
+def test_wrapper(student, rng, device, case):
+    cfg, (B, T), dtype, mode = WRAPPER[case]
+    sd = wrapper_state(rng, cfg, dtype, device)
+    x = randn(rng, B, T, cfg["d_in"], dtype=dtype, device=device)
+    run_both(student, "MultiHeadAttentionWrapper", cfg, sd, (x,), {}, device, dtype, mode, case)
+
+
+# ----------------------------------------------------------------------------- MultiHeadAttention
+
+
+def mcfg(d_in, d_out, ctx, h, dropout=0.0, bias=False, causal=True):
+    return dict(wcfg(d_in, d_out, ctx, h, dropout, bias), causal=causal)
+
+
+MHA = {
+    "causal, h=2, d_out=2": (mcfg(3, 2, 6, 2), (2, 6), F32, "eval"),
+    "causal, qkv_bias, d_in != d_out, T < context_length": (
+        mcfg(8, 16, 12, 4, bias=True),
+        (3, 9),
+        F32,
+        "eval",
+    ),
+    "causal=False": (mcfg(6, 6, 8, 3, causal=False), (2, 5), F32, "eval"),
+    "h=1": (mcfg(4, 4, 5, 1), (2, 5), F32, "eval"),
+    "d_head=1 (h=d_out)": (mcfg(5, 4, 6, 4, bias=True), (2, 6), F32, "eval"),
+    "T=1": (mcfg(4, 8, 6, 2), (3, 1), F32, "eval"),
+    "float64": (mcfg(6, 12, 8, 3, bias=True), (2, 8), F64, "eval"),
+    "bfloat16": (mcfg(8, 8, 8, 2, bias=True), (2, 8), BF16, "eval"),
+    "dropout=0.3, eval": (mcfg(6, 6, 7, 3, dropout=0.3), (2, 7), F32, "eval"),
+    "dropout=0.3, train, same seed": (mcfg(6, 6, 7, 3, dropout=0.3), (2, 7), F32, "train"),
+    "dropout=0.5, causal=False, train, same seed": (
+        mcfg(4, 8, 6, 2, dropout=0.5, bias=True, causal=False),
+        (3, 6),
+        F32,
+        "train",
+    ),
+    "gradients, qkv_bias": (mcfg(6, 6, 6, 2, bias=True), (2, 6), F32, "grad"),
+}
+
+
+@pytest.mark.forbid(*READY_MADE)
+@pytest.mark.parametrize("case", list(MHA))
+def test_multihead_attention(student, rng, device, case):
+    cfg, (B, T), dtype, mode = MHA[case]
+    sd = mha_state(rng, cfg, dtype, device)
+    x = randn(rng, B, T, cfg["d_in"], dtype=dtype, device=device)
+    run_both(student, "MultiHeadAttention", cfg, sd, (x,), {}, device, dtype, mode, case)
+
+
+# ----------------------------------------------------------------------------- masks, cross
+
+
+def lengths_mask(lengths, S, device):
+    """(B, 1, 1, S) keep-mask: position < length."""
+    return (torch.arange(S)[None, :] < torch.tensor(lengths)[:, None])[:, None, None, :].to(device)
+
+
+def random_keep(rng, *shape, device):
+    keep = torch.rand(*shape, generator=rng) < 0.7
+    keep[..., 0] = True  # every query keeps a key
+    return keep.to(device)
+
+
+def blocked_row(device):
+    keep = torch.ones(2, 1, 5, 5, dtype=torch.bool)
+    keep[1, 0, 2] = False  # query 2 of the second sequence sees nothing
+    keep[0, 0, :, 3] = False
+    return keep.to(device)
+
+
+# label -> (rng, device) -> (config, x, kwargs, dtype, mode, qk_scale)
+MASKS = {
+    "mask (B,h,T,S), causal": lambda rng, d: (
+        mcfg(6, 6, 6, 3),
+        randn(rng, 2, 5, 6, device=d),
+        {"mask": random_keep(rng, 2, 3, 5, 5, device=d)},
+    ),
+    "padding (B,1,1,S), causal": lambda rng, d: (
+        mcfg(6, 6, 8, 2, bias=True),
+        randn(rng, 3, 7, 6, device=d),
+        {"mask": lengths_mask([7, 4, 1], 7, d)},
+    ),
+    "mask (T,S), causal=False": lambda rng, d: (
+        mcfg(4, 8, 6, 4, causal=False),
+        randn(rng, 2, 6, 4, device=d),
+        {"mask": random_keep(rng, 6, 6, device=d)},
+    ),
+    "cross-attention T=3, S=7, padding": lambda rng, d: (
+        mcfg(8, 8, 8, 2, bias=True),
+        randn(rng, 2, 3, 8, device=d),
+        {"context": randn(rng, 2, 7, 8, device=d), "mask": lengths_mask([7, 2], 7, d)},
+    ),
+    "cross-attention T=6 > S=2, causal=True (not applied)": lambda rng, d: (
+        mcfg(4, 4, 8, 2),
+        randn(rng, 2, 6, 4, device=d),
+        {"context": randn(rng, 2, 2, 4, device=d)},
+    ),
+    "cross-attention float64, mask (B,1,T,S)": lambda rng, d: (
+        mcfg(6, 6, 8, 3, bias=True, causal=False),
+        randn(rng, 2, 4, 6, dtype=F64, device=d),
+        {
+            "context": randn(rng, 2, 5, 6, dtype=F64, device=d),
+            "mask": random_keep(rng, 2, 1, 4, 5, device=d),
+        },
+        F64,
+    ),
+    "fully blocked query row -> zero weights": lambda rng, d: (
+        mcfg(4, 4, 5, 2, bias=True, causal=False),
+        randn(rng, 2, 5, 4, device=d),
+        {"mask": blocked_row(d)},
+    ),
+    "cross-attention, a sequence of length 0": lambda rng, d: (
+        mcfg(4, 4, 5, 2, bias=True),
+        randn(rng, 2, 3, 4, device=d),
+        {"context": randn(rng, 2, 4, 4, device=d), "mask": lengths_mask([4, 0], 4, d)},
+    ),
+    "scores ~1e6 (float32), padding": lambda rng, d: (
+        mcfg(4, 4, 6, 2),
+        randn(rng, 2, 6, 4, scale=30.0, device=d),
+        {"mask": lengths_mask([6, 3], 6, d)},
+        F32,
+        "eval",
+        300.0,
+    ),
+    "scores ~1e13 (float64), causal": lambda rng, d: (
+        mcfg(4, 4, 6, 2, causal=True),
+        randn(rng, 3, 6, 4, scale=1e3, dtype=F64, device=d),
+        {},
+        F64,
+        "eval",
+        3e3,
+    ),
+    "dropout=0.4, cross-attention, train, same seed": lambda rng, d: (
+        mcfg(6, 6, 8, 2, dropout=0.4, bias=True),
+        randn(rng, 2, 3, 6, device=d),
+        {"context": randn(rng, 2, 5, 6, device=d), "mask": lengths_mask([5, 3], 5, d)},
+        F32,
+        "train",
+    ),
+}
+
+
+@pytest.mark.forbid(*READY_MADE)
+@pytest.mark.parametrize("case", list(MASKS))
+def test_mha_mask_cross(student, rng, device, case):
+    cfg, x, kwargs, *rest = MASKS[case](rng, device)
+    dtype, mode, qk_scale = list(rest) + [F32, "eval", 1.0][len(rest) :]
+    sd = mha_state(rng, cfg, dtype, device, qk_scale=qk_scale)
+    run_both(student, "MultiHeadAttention", cfg, sd, (x,), kwargs, device, dtype, mode, case)
+
+
+# ----------------------------------------------------------------------------- parameter count
+
+COUNT = {
+    "d=768": ((768,), {}),
+    "d=768, bias=False": ((768,), {"bias": False}),
+    "d=1": ((1,), {}),
+    "d=0": ((0,), {}),
+    "d=64, bias=False (positional)": ((64, False), {}),
+    "d=12288 (GPT-3)": ((12288,), {}),
+    "d=100000 (past int32)": ((100_000,), {"bias": True}),
+}
+
+
+@pytest.mark.parametrize("case", list(COUNT))
+def test_parameter_count(student, rng, device, case):
+    args, kwargs = COUNT[case]
+    got = student.call("mha_parameter_count", *args, **kwargs)
+    expected = ref.mha_parameter_count(*args, **kwargs)
+    inputs = {"d_model": args[0], "bias": args[1] if len(args) > 1 else kwargs.get("bias", True)}
+    assert_close(got, expected, what=f"mha_parameter_count [{case}] (파이썬 int)", inputs=inputs)
+
+
+# ------------------------------------------------------------------ nn.MultiheadAttention
+
+
+def torch_mha(rng, d, h, bias, dtype, device):
+    """nn.MultiheadAttention(batch_first=True) with weights drawn from ``rng`` (biases non-zero)."""
+    m = nn.MultiheadAttention(d, h, bias=bias, batch_first=True, device=device, dtype=dtype)
+    with torch.no_grad():
+        for p in m.parameters():
+            p.copy_(uniform(rng, *p.shape, bound=1.0 / math.sqrt(d), dtype=dtype, device=device))
+    return m.eval()
+
+
+def causal_blocked(T, device):
+    return torch.ones(T, T, dtype=torch.bool).triu(1).to(device)
+
+
+def padding_blocked(lengths, S, device):
+    return (torch.arange(S)[None, :] >= torch.tensor(lengths)[:, None]).to(device)
+
+
+def random_blocked(rng, T, S, device):
+    blocked = torch.rand(T, S, generator=rng) < 0.3
+    blocked[:, 0] = False
+    return blocked.to(device)
+
+
+# label -> (d, h, bias, dtype, (B, T, S or None), causal, attn_mask fn, key padding lengths)
+TORCH = {
+    "attn_mask causal + key_padding_mask": (
+        8,
+        2,
+        True,
+        F32,
+        (3, 6, None),
+        False,
+        "causal",
+        [6, 4, 1],
+    ),
+    "bias=False (no biases in its state)": (8, 4, False, F32, (2, 5, None), False, "causal", None),
+    "no masks": (6, 3, True, F32, (2, 4, None), False, None, None),
+    "causal=True module, random attn_mask + key_padding_mask": (
+        8,
+        2,
+        True,
+        F32,
+        (2, 6, None),
+        True,
+        "random",
+        [6, 3],
+    ),
+    "causal=True module, key_padding_mask only": (
+        8,
+        2,
+        True,
+        F32,
+        (2, 6, None),
+        True,
+        None,
+        [6, 2],
+    ),
+    "cross-attention T=4, S=9, random attn_mask + padding": (
+        12,
+        3,
+        True,
+        F32,
+        (2, 4, 9),
+        False,
+        "random",
+        [9, 5],
+    ),
+    "float64, cross-attention, key_padding_mask": (6, 2, True, F64, (2, 3, 5), False, None, [5, 1]),
+}
+
+
+def compare_state(student, theirs_state, case):
+    got = student.call("from_torch_mha_state", theirs_state)
+    expected = ref.from_torch_mha_state(theirs_state)
+    what = f"from_torch_mha_state [{case}]"
+    shapes = dict(theirs_state)
+    if not isinstance(got, dict) or sorted(got) != sorted(expected):
+        keys = sorted(got) if isinstance(got, dict) else type(got).__name__
+        fail(f"{what}: 키가 {sorted(expected)} 이어야 하는데 {keys} 입니다", shapes)
+    for k, v in expected.items():
+        assert_close(got[k], v, what=f"{what}['{k}']", inputs=shapes, rtol=0, atol=0)
+    return got
+
+
+def compare_keep(student, attn_mask, key_padding_mask, case):
+    got = student.call("keep_mask_from_torch", attn_mask, key_padding_mask)
+    expected = ref.keep_mask_from_torch(attn_mask, key_padding_mask)
+    inputs = {"attn_mask": attn_mask, "key_padding_mask": key_padding_mask}
+    what = f"keep_mask_from_torch [{case}]"
+    if expected is None:
+        if got is not None:
+            fail(f"{what}: 마스크가 둘 다 None 이면 None 을 돌려주어야 합니다", inputs)
+        return None
+    assert_close(got, expected, what=what, inputs=inputs)
+    return got
+
+
+@pytest.mark.forbid(*READY_MADE)
+@pytest.mark.parametrize("case", list(TORCH))
+def test_torch_mha(student, rng, device, case):
+    d, h, bias, dtype, (B, T, S), causal, attn, lengths = TORCH[case]
+    theirs = torch_mha(rng, d, h, bias, dtype, device)
+    x = randn(rng, B, T, d, dtype=dtype, device=device)
+    context = None if S is None else randn(rng, B, S, d, dtype=dtype, device=device)
+    kv = x if context is None else context
+    S = kv.shape[1]
+    attn_mask = {None: None, "causal": causal_blocked(T, device)}.get(attn)
+    if attn == "random":
+        attn_mask = random_blocked(rng, T, S, device)
+    kpm = None if lengths is None else padding_blocked(lengths, S, device)
+
+    state = compare_state(student, dict(theirs.state_dict()), case)
+    keep = compare_keep(student, attn_mask, kpm, case)
+
+    with torch.no_grad():
+        blocked = attn_mask
+        if causal:
+            rule = causal_blocked(T, device)
+            blocked = rule if attn_mask is None else attn_mask | rule
+        expected = theirs(x, kv, kv, attn_mask=blocked, key_padding_mask=kpm, need_weights=False)[0]
+    cfg = mcfg(d, d, max(T, 8), h, dropout=0.0, bias=bias, causal=causal)
+    name = class_name("MultiHeadAttention", dtype)
+    full = state_for_student(student, name, cfg, dict(state), device, dtype)
+    kwargs = {"mask": keep} | ({"context": context} if context is not None else {})
+    out = student.module(name, cfg, state_dict=full, inputs=(x,), input_kwargs=kwargs)
+    what = f"{name} 에 nn.MultiheadAttention 의 가중치를 넣은 출력 [{case}]"
+    rtol, atol = TOL[dtype]
+    shown = {"x": x, "attn_mask": attn_mask, "key_padding_mask": kpm}
+    assert_close(out["output"], expected, what=what, inputs=shown, rtol=max(rtol, 1e-5), atol=atol)

@@ -1,0 +1,443 @@
+"""Plausible student mistakes for assignment ``attention`` (graded by tests/test_mistakes.py)."""
+
+ASSIGNMENT = "attention"
+SIMPLE, SDPA, MASK = "test_simple_self_attention", "test_sdpa", "test_sdpa_mask"
+V2V1 = "test_v2_to_v1"
+
+MISTAKES = [
+    # ------------------------------------------------------------------ 1. simple_self_attention
+    {
+        "name": "simple_softmax_over_queries",
+        "kind": "logic",
+        "cell": "simple_self_attention",
+        "source": """def simple_self_attention(x):
+    scores = x @ x.transpose(-2, -1)
+    weights = torch.softmax(scores, dim=-2)
+    return weights @ x, weights
+""",
+        "fails": [SIMPLE],
+        "says": "다릅니다",
+    },
+    {
+        "name": "simple_scaled_by_sqrt_d",
+        "kind": "logic",
+        "cell": "simple_self_attention",
+        "source": """def simple_self_attention(x):
+    scores = x @ x.transpose(-2, -1) / math.sqrt(x.shape[-1])
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ x, weights
+""",
+        "fails": [SIMPLE],
+        "says": "book example",
+    },
+    {
+        "name": "simple_dot_T",
+        "kind": "logic",
+        "cell": "simple_self_attention",
+        "source": """def simple_self_attention(x):
+    scores = x @ x.T
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ x, weights
+""",
+        "fails": [SIMPLE],
+        "says": "x @ x.T",
+    },
+    {
+        "name": "simple_naive_exp",
+        "kind": "constant",
+        "cell": "simple_self_attention",
+        "source": """def simple_self_attention(x):
+    scores = x @ x.transpose(-2, -1)
+    e = torch.exp(scores)
+    weights = e / e.sum(dim=-1, keepdim=True)
+    return weights @ x, weights
+""",
+        "fails": [SIMPLE],
+        "says": "scores~7000",
+    },
+    {
+        "name": "simple_context_only",
+        "kind": "logic",
+        "cell": "simple_self_attention",
+        "source": """def simple_self_attention(x):
+    weights = torch.softmax(x @ x.transpose(-2, -1), dim=-1)
+    return weights @ x
+""",
+        "fails": [SIMPLE],
+        "says": "tuple",
+    },
+    {
+        "name": "simple_uses_torch_sdpa",
+        "kind": "forbidden",
+        "cell": "simple_self_attention",
+        "source": """def simple_self_attention(x):
+    weights = torch.softmax(x @ x.transpose(-2, -1), dim=-1)
+    return F.scaled_dot_product_attention(x, x, x, scale=1.0), weights
+""",
+        "fails": [SIMPLE],
+        "says": "F.scaled_dot_product_attention",
+    },
+    # ------------------------------------------------------------------ 2. sdpa (no mask)
+    {
+        "name": "sdpa_no_scale",
+        "kind": "logic",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ v, weights
+""",
+        "fails": [SDPA, MASK],
+        "says": "다릅니다",
+    },
+    {
+        "name": "sdpa_scale_by_d_k",
+        "kind": "logic",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / q.shape[-1]
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ v, weights
+""",
+        "fails": [SDPA, MASK],
+        "says": "다릅니다",
+    },
+    {
+        "name": "sdpa_scale_by_d_v",
+        "kind": "logic",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(v.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ v, weights
+""",
+        "fails": [SDPA, MASK],
+        "says": "d_k != d_v",
+    },
+    {
+        "name": "sdpa_k_dot_T",
+        "kind": "logic",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.T / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ v, weights
+""",
+        "fails": [SDPA, MASK],
+        "says": "k.T",
+    },
+    {
+        "name": "sdpa_returns_scores",
+        "kind": "logic",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ v, scores
+""",
+        "fails": [SDPA, MASK],
+        "says": "[1]",
+    },
+    {
+        "name": "sdpa_naive_exp",
+        "kind": "constant",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    e = torch.exp(scores)
+    if mask is not None:
+        e = e * mask
+    total = e.sum(dim=-1, keepdim=True)
+    weights = torch.where(total > 0, e / total, torch.zeros_like(e))
+    return weights @ v, weights
+""",
+        "fails": [SDPA, MASK],
+        "says": "max(float32)",
+    },
+    {
+        "name": "sdpa_upcast_to_float32",
+        "kind": "logic",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    q, k, v = q.float(), k.float(), v.float()
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ v, weights
+""",
+        "fails": [SDPA, MASK],
+        "says": "dtype",
+    },
+    {
+        "name": "sdpa_scale_query_in_place",
+        "kind": "in-place",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    q /= math.sqrt(q.shape[-1])
+    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ v, weights
+""",
+        "fails": [SDPA, MASK],
+        "says": "in-place",
+    },
+    {
+        "name": "sdpa_default_mask_on_cpu",
+        "kind": "device",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    if mask is None:
+        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1).masked_fill(~mask, 0.0)
+    return weights @ v, weights
+""",
+        "fails": [SDPA],
+        "says": "장치",
+    },
+    {
+        "name": "sdpa_uses_torch_sdpa",
+        "kind": "forbidden",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask), weights
+""",
+        "fails": [SDPA, MASK],
+        "says": "쓸 수 없습니다",
+    },
+    # ------------------------------------------------------------------ 2. sdpa with a mask
+    {
+        "name": "mask_fill_minus_1e9",
+        "kind": "constant",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, -1e9)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ v, weights
+""",
+        "fails": [MASK],
+        "says": "max(float32)",
+    },
+    {
+        "name": "mask_fill_minus_1e4",
+        "kind": "constant",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, -1e4)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ v, weights
+""",
+        "fails": [MASK],
+        "says": "max(float32)",
+    },
+    {
+        "name": "mask_fill_neg_inf_nan_rows",
+        "kind": "logic",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+""",
+        "fails": [MASK],
+        "says": "fully masked",
+    },
+    {
+        "name": "mask_finfo_min_uniform_rows",
+        "kind": "logic",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+""",
+        "fails": [MASK],
+        "says": "fully masked",
+    },
+    {
+        "name": "mask_true_means_blocked",
+        "kind": "logic",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(mask, 0.0)
+    return weights @ v, weights
+""",
+        "fails": [MASK],
+        "says": "다릅니다",
+    },
+    {
+        "name": "mask_zeroed_after_softmax_no_renorm",
+        "kind": "logic",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights * mask
+    return weights @ v, weights
+""",
+        "fails": [MASK],
+        "says": "다릅니다",
+    },
+    {
+        "name": "mask_zero_rows_on_cpu",
+        "kind": "device",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        zeros = torch.zeros(weights.shape, dtype=weights.dtype)
+        weights = torch.where(mask, weights, zeros)
+    return weights @ v, weights
+""",
+        "fails": [MASK],
+        "says": "장치",
+    },
+    {
+        "name": "mask_inverted_in_place",
+        "kind": "in-place",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        blocked = mask.logical_not_()
+        scores = scores.masked_fill(blocked, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(blocked, 0.0)
+    return weights @ v, weights
+""",
+        "fails": [MASK],
+        "says": "in-place",
+    },
+    # ------------------------------------------------------------------ 3. v2 -> v1
+    {
+        "name": "v2_to_v1_no_transpose",
+        "kind": "logic",
+        "cell": "v2_to_v1",
+        "source": """def v2_to_v1_state_dict(state_dict):
+    return {
+        "W_query": state_dict["W_query.weight"].clone(),
+        "W_key": state_dict["W_key.weight"].clone(),
+        "W_value": state_dict["W_value.weight"].clone(),
+    }
+""",
+        "fails": [V2V1],
+        "says": "shape",
+    },
+    {
+        "name": "v2_to_v1_keeps_weight_suffix",
+        "kind": "logic",
+        "cell": "v2_to_v1",
+        "source": """def v2_to_v1_state_dict(state_dict):
+    return {name: w.T for name, w in state_dict.items()}
+""",
+        "fails": [V2V1],
+        "says": "'.weight'",
+    },
+    {
+        "name": "v2_to_v1_swaps_key_and_value",
+        "kind": "logic",
+        "cell": "v2_to_v1",
+        "source": """def v2_to_v1_state_dict(state_dict):
+    return {
+        "W_query": state_dict["W_query.weight"].T,
+        "W_key": state_dict["W_value.weight"].T,
+        "W_value": state_dict["W_key.weight"].T,
+    }
+""",
+        "fails": [V2V1],
+        "says": "W_key",
+    },
+    {
+        "name": "v2_to_v1_to_float32",
+        "kind": "logic",
+        "cell": "v2_to_v1",
+        "source": """def v2_to_v1_state_dict(state_dict):
+    names = ("W_query", "W_key", "W_value")
+    return {name: state_dict[name + ".weight"].T.float() for name in names}
+""",
+        "fails": [V2V1],
+        "says": "float64",
+    },
+    {
+        "name": "v2_to_v1_transpose_in_place",
+        "kind": "in-place",
+        "cell": "v2_to_v1",
+        "source": """def v2_to_v1_state_dict(state_dict):
+    names = ("W_query", "W_key", "W_value")
+    return {name: state_dict[name + ".weight"].t_() for name in names}
+""",
+        "fails": [V2V1],
+        "says": "in-place",
+    },
+    {
+        "name": "v2_to_v1_new_tensor_on_cpu",
+        "kind": "device",
+        "cell": "v2_to_v1",
+        "source": """def v2_to_v1_state_dict(state_dict):
+    out = {}
+    for name in ("W_query", "W_key", "W_value"):
+        w = state_dict[name + ".weight"]
+        out[name] = torch.zeros(w.shape[1], w.shape[0], dtype=w.dtype)
+        out[name] += w.T
+    return out
+""",
+        "fails": [V2V1],
+        "says": "장치",
+    },
+]

@@ -1,0 +1,511 @@
+"""Plausible student mistakes for assignment ``models`` (graded by tests/test_mistakes.py).
+
+Each source is a whole solution cell; most are the correct cell with one or two lines written
+the way a student might get them wrong (``fix`` swaps one snippet for another and insists that
+the snippet exists, so a change in the notebook cannot silently turn a mistake into the answer).
+"""
+
+ASSIGNMENT = "models"
+DEC, MLM, GPT, GPTC, MOD = (
+    "test_decoder_block",
+    "test_mlm_mask",
+    "test_gpt_model",
+    "test_gpt_causal",
+    "test_modern_block",
+)
+
+DECODER = """class DecoderBlock(nn.Module):
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, eps=1e-5):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout, causal=True)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout, causal=False)
+        self.ffn = FeedForward(d_model, d_ff, dropout)
+        self.norm1 = nn.LayerNorm(d_model, eps=eps)
+        self.norm2 = nn.LayerNorm(d_model, eps=eps)
+        self.norm3 = nn.LayerNorm(d_model, eps=eps)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, memory, self_mask=None, memory_mask=None):
+        x = x + self.dropout(self.self_attn(self.norm1(x), mask=self_mask))
+        h = self.cross_attn(self.norm2(x), context=memory, mask=memory_mask)
+        x = x + self.dropout(h)
+        return x + self.dropout(self.ffn(self.norm3(x)))
+"""
+
+MLM_MASK = """def mlm_mask(input_ids, vocab_size, mask_id, special_ids, seed, p=0.15):
+    g = torch.Generator().manual_seed(seed)
+    device = input_ids.device
+    choose = torch.rand(input_ids.shape, generator=g).to(device) < p
+    action = torch.rand(input_ids.shape, generator=g).to(device)
+    random_ids = torch.randint(vocab_size, input_ids.shape, generator=g)
+    random_ids = random_ids.to(device=device, dtype=input_ids.dtype)
+    special = torch.zeros(input_ids.shape, dtype=torch.bool, device=device)
+    for s in special_ids:
+        special = special | (input_ids == s)
+    chosen = choose & ~special
+    inputs = input_ids.masked_fill(chosen & (action < 0.8), mask_id)
+    inputs = torch.where(chosen & (action >= 0.8) & (action < 0.9), random_ids, inputs)
+    labels = input_ids.masked_fill(~chosen, -100)
+    return inputs, labels
+"""
+
+GPT_MODEL = """class GPTBlock(nn.Module):
+    def __init__(self, d_model, num_heads, d_ff):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(d_model)
+        self.attn = MultiHeadAttention(d_model, num_heads, causal=True)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.ffn = FeedForward(d_model, d_ff)
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.ffn(self.norm2(x))
+
+
+class GPTModel(nn.Module):
+    def __init__(
+        self, vocab_size, context_length, d_model, num_heads, num_layers, d_ff, tie_weights=False
+    ):
+        super().__init__()
+        self.tok_emb = nn.Embedding(vocab_size, d_model)
+        self.pos_emb = nn.Embedding(context_length, d_model)
+        self.blocks = nn.ModuleList(GPTBlock(d_model, num_heads, d_ff) for _ in range(num_layers))
+        self.final_norm = nn.LayerNorm(d_model)
+        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
+        if tie_weights:
+            self.lm_head.weight = self.tok_emb.weight
+
+    def forward(self, idx):
+        pos = torch.arange(idx.shape[1], device=idx.device)
+        x = self.tok_emb(idx) + self.pos_emb(pos)
+        for block in self.blocks:
+            x = block(x)
+        return self.lm_head(self.final_norm(x))
+"""
+
+MODERN = """def apply_rope(x, positions=None, base=10000.0):
+    T, d = x.shape[-2], x.shape[-1]
+    if positions is None:
+        positions = torch.arange(T, device=x.device)
+    work = torch.promote_types(x.dtype, torch.float32)
+    i = torch.arange(0, d, 2, device=x.device, dtype=work)
+    angles = positions.to(work)[:, None] * base ** (-i / d)
+    cos, sin = angles.cos(), angles.sin()
+    xf = x.to(work)
+    a, b = xf[..., : d // 2], xf[..., d // 2 :]
+    return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1).to(x.dtype)
+
+
+class GroupedQueryAttention(nn.Module):
+    def __init__(self, d_model, num_heads, num_kv_heads, rope_base=10000.0):
+        super().__init__()
+        self.num_heads = num_heads
+        self.num_kv_heads = num_kv_heads
+        self.d_head = d_model // num_heads
+        self.rope_base = rope_base
+        self.W_query = nn.Linear(d_model, d_model, bias=False)
+        self.W_key = nn.Linear(d_model, num_kv_heads * self.d_head, bias=False)
+        self.W_value = nn.Linear(d_model, num_kv_heads * self.d_head, bias=False)
+        self.out_proj = nn.Linear(d_model, d_model, bias=False)
+
+    def forward(self, x, mask=None):
+        B, T, _ = x.shape
+        q = self.W_query(x).view(B, T, self.num_heads, self.d_head).transpose(1, 2)
+        k = self.W_key(x).view(B, T, self.num_kv_heads, self.d_head).transpose(1, 2)
+        v = self.W_value(x).view(B, T, self.num_kv_heads, self.d_head).transpose(1, 2)
+        q = apply_rope(q, base=self.rope_base)
+        k = apply_rope(k, base=self.rope_base)
+        r = self.num_heads // self.num_kv_heads
+        k, v = k.repeat_interleave(r, dim=1), v.repeat_interleave(r, dim=1)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        i = torch.arange(T, device=x.device)
+        keep = i[None, :] <= i[:, None]
+        if mask is not None:
+            keep = keep & mask
+        scores = scores.masked_fill(~keep, torch.finfo(scores.dtype).min)
+        weights = torch.softmax(scores, dim=-1)
+        out = (weights @ v).transpose(1, 2).reshape(B, T, -1)
+        return self.out_proj(out)
+
+
+class ModernBlock(nn.Module):
+    def __init__(self, d_model, num_heads, num_kv_heads, d_ff, eps=1e-6, rope_base=10000.0):
+        super().__init__()
+        self.attn_norm = RMSNorm(d_model, eps)
+        self.attn = GroupedQueryAttention(d_model, num_heads, num_kv_heads, rope_base)
+        self.ffn_norm = RMSNorm(d_model, eps)
+        self.ffn = SwiGLU(d_model, d_ff)
+
+    def forward(self, x, mask=None):
+        x = x + self.attn(self.attn_norm(x), mask=mask)
+        return x + self.ffn(self.ffn_norm(x))
+"""
+
+
+def fix(source, old, new):
+    """``source`` with the snippet ``old`` (which must occur exactly once) replaced by ``new``."""
+    if source.count(old) != 1:
+        raise ValueError(f"snippet not found exactly once: {old!r}")
+    return source.replace(old, new)
+
+
+def mistake(name, kind, cell, source, fails, says):
+    return {
+        "name": name,
+        "kind": kind,
+        "cell": cell,
+        "source": source,
+        "fails": fails,
+        "says": says,
+    }
+
+
+MISTAKES = [
+    # ------------------------------------------------------------------ DecoderBlock
+    mistake(
+        "decoder_post_norm",
+        "logic",
+        "decoder_block",
+        fix(
+            DECODER,
+            """        x = x + self.dropout(self.self_attn(self.norm1(x), mask=self_mask))
+        h = self.cross_attn(self.norm2(x), context=memory, mask=memory_mask)
+        x = x + self.dropout(h)
+        return x + self.dropout(self.ffn(self.norm3(x)))""",
+            """        x = self.norm1(x + self.dropout(self.self_attn(x, mask=self_mask)))
+        h = self.cross_attn(x, context=memory, mask=memory_mask)
+        x = self.norm2(x + self.dropout(h))
+        return self.norm3(x + self.dropout(self.ffn(x)))""",
+        ),
+        [DEC],
+        "값이 다릅니다",
+    ),
+    mistake(
+        "decoder_cross_attention_keys_from_decoder",
+        "logic",
+        "decoder_block",
+        fix(
+            DECODER,
+            "self.cross_attn(self.norm2(x), context=memory, mask=memory_mask)",
+            "self.cross_attn(self.norm2(x), mask=memory_mask)",
+        ),
+        [DEC],
+        "DecoderBlock",
+    ),
+    mistake(
+        "decoder_masks_swapped",
+        "logic",
+        "decoder_block",
+        fix(
+            fix(DECODER, "mask=self_mask))", "mask=memory_mask))"),
+            "context=memory, mask=memory_mask)",
+            "context=memory, mask=self_mask)",
+        ),
+        [DEC],
+        "memory_mask",
+    ),
+    mistake(
+        "decoder_one_norm_for_all",
+        "logic",
+        "decoder_block",
+        fix(
+            fix(DECODER, "self.cross_attn(self.norm2(x)", "self.cross_attn(self.norm1(x)"),
+            "self.ffn(self.norm3(x))",
+            "self.ffn(self.norm1(x))",
+        ),
+        [DEC],
+        "값이 다릅니다",
+    ),
+    mistake(
+        "decoder_dropout_on_residual_sum",
+        "randomness",
+        "decoder_block",
+        fix(
+            DECODER,
+            "return x + self.dropout(self.ffn(self.norm3(x)))",
+            "return self.dropout(x + self.ffn(self.norm3(x)))",
+        ),
+        [DEC],
+        "train(), 같은 시드",
+    ),
+    mistake(
+        "decoder_no_dropout_in_sublayers",
+        "randomness",
+        "decoder_block",
+        fix(
+            fix(
+                DECODER,
+                "MultiHeadAttention(d_model, num_heads, dropout, causal=True)",
+                "MultiHeadAttention(d_model, num_heads, causal=True)",
+            ),
+            "MultiHeadAttention(d_model, num_heads, dropout, causal=False)",
+            "MultiHeadAttention(d_model, num_heads, causal=False)",
+        ),
+        [DEC],
+        "self.dropout",
+    ),
+    mistake(
+        "decoder_uses_nn_multiheadattention",
+        "forbidden",
+        "decoder_block",
+        fix(
+            fix(
+                DECODER,
+                "self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout, causal=False)",
+                "self.torch_attn = nn.MultiheadAttention(d_model, num_heads, batch_first=True)\n"
+                "        self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout)",
+            ),
+            "        x = x + self.dropout(h)\n",
+            "        x = x + self.dropout(h) + 0 * self.torch_attn(x, memory, memory)[0]\n",
+        ),
+        [DEC],
+        "MultiheadAttention",
+    ),
+    # ------------------------------------------------------------------ mlm_mask
+    mistake(
+        "mlm_exact_count_per_row",
+        "logic",
+        "mlm_mask",
+        fix(
+            MLM_MASK,
+            "    chosen = choose & ~special\n",
+            "    n = (~special).sum(dim=1, keepdim=True)\n"
+            "    k = torch.round(p * n)\n"
+            "    noise = torch.rand(input_ids.shape, generator=g).to(device)\n"
+            "    noise = noise.masked_fill(special, 2.0)\n"
+            "    rank = noise.argsort(dim=1).argsort(dim=1)\n"
+            "    chosen = (rank < k) & ~special\n",
+        ),
+        [MLM],
+        "베르누이",
+    ),
+    mistake(
+        "mlm_masks_special_tokens",
+        "logic",
+        "mlm_mask",
+        fix(MLM_MASK, "    chosen = choose & ~special\n", "    chosen = choose\n"),
+        [MLM],
+        "특수 토큰",
+    ),
+    mistake(
+        "mlm_always_mask_token",
+        "logic",
+        "mlm_mask",
+        fix(
+            MLM_MASK,
+            """    inputs = input_ids.masked_fill(chosen & (action < 0.8), mask_id)
+    inputs = torch.where(chosen & (action >= 0.8) & (action < 0.9), random_ids, inputs)""",
+            "    inputs = input_ids.masked_fill(chosen, mask_id)",
+        ),
+        [MLM],
+        "[MASK]",
+    ),
+    mistake(
+        "mlm_labels_zero_not_ignore_index",
+        "constant",
+        "mlm_mask",
+        fix(
+            MLM_MASK,
+            "labels = input_ids.masked_fill(~chosen, -100)",
+            "labels = input_ids.masked_fill(~chosen, 0)",
+        ),
+        [MLM],
+        "-100",
+    ),
+    mistake(
+        "mlm_one_random_token_for_all",
+        "randomness",
+        "mlm_mask",
+        fix(
+            MLM_MASK,
+            "random_ids = torch.randint(vocab_size, input_ids.shape, generator=g)",
+            "random_ids = torch.randint(vocab_size, (1,), generator=g).expand(input_ids.shape)",
+        ),
+        [MLM],
+        "고르게",
+    ),
+    mistake(
+        "mlm_one_draw_for_choice_and_action",
+        "randomness",
+        "mlm_mask",
+        fix(
+            MLM_MASK,
+            "    action = torch.rand(input_ids.shape, generator=g).to(device)\n",
+            "    g = torch.Generator().manual_seed(seed)  # same seed: reproducible\n"
+            "    action = torch.rand(input_ids.shape, generator=g).to(device)\n",
+        ),
+        [MLM],
+        "[MASK]",
+    ),
+    mistake(
+        "mlm_writes_into_input_ids",
+        "in-place",
+        "mlm_mask",
+        fix(
+            MLM_MASK,
+            """    inputs = input_ids.masked_fill(chosen & (action < 0.8), mask_id)
+    inputs = torch.where(chosen & (action >= 0.8) & (action < 0.9), random_ids, inputs)
+    labels = input_ids.masked_fill(~chosen, -100)""",
+            """    labels = input_ids.masked_fill(~chosen, -100)
+    inputs = input_ids
+    inputs[chosen & (action < 0.8)] = mask_id
+    to_random = chosen & (action >= 0.8) & (action < 0.9)
+    inputs[to_random] = random_ids[to_random]""",
+        ),
+        [MLM],
+        "제자리",
+    ),
+    mistake(
+        "mlm_special_mask_on_cpu",
+        "device",
+        "mlm_mask",
+        fix(
+            MLM_MASK,
+            "special = torch.zeros(input_ids.shape, dtype=torch.bool, device=device)",
+            "special = torch.zeros(input_ids.shape, dtype=torch.bool)",
+        ),
+        [MLM],
+        "장치",
+    ),
+    # ------------------------------------------------------------------ GPTModel
+    mistake(
+        "gpt_forgets_position_embedding",
+        "logic",
+        "gpt_model",
+        fix(GPT_MODEL, "x = self.tok_emb(idx) + self.pos_emb(pos)", "x = self.tok_emb(idx)"),
+        [GPT, GPTC],
+        "값이 다릅니다",
+    ),
+    mistake(
+        "gpt_attention_not_causal",
+        "logic",
+        "gpt_model",
+        fix(
+            GPT_MODEL,
+            "self.attn = MultiHeadAttention(d_model, num_heads, causal=True)",
+            "self.attn = MultiHeadAttention(d_model, num_heads)",
+        ),
+        [GPT, GPTC],
+        "값이 다릅니다",
+    ),
+    mistake(
+        "gpt_tie_copies_weights",
+        "logic",
+        "gpt_model",
+        fix(
+            GPT_MODEL,
+            "self.lm_head.weight = self.tok_emb.weight",
+            "self.lm_head.weight.data = self.tok_emb.weight.data",
+        ),
+        [GPT],
+        "같은 Parameter",
+    ),
+    mistake(
+        "gpt_lm_head_with_bias",
+        "logic",
+        "gpt_model",
+        fix(
+            GPT_MODEL,
+            "self.lm_head = nn.Linear(d_model, vocab_size, bias=False)",
+            "self.lm_head = nn.Linear(d_model, vocab_size)",
+        ),
+        [GPT, GPTC],
+        "lm_head.bias",
+    ),
+    mistake(
+        "gpt_no_final_norm",
+        "logic",
+        "gpt_model",
+        fix(GPT_MODEL, "return self.lm_head(self.final_norm(x))", "return self.lm_head(x)"),
+        [GPT, GPTC],
+        "값이 다릅니다",
+    ),
+    # ------------------------------------------------------------------ ModernBlock
+    mistake(
+        "rope_interleaved_pairs",
+        "logic",
+        "modern_block",
+        fix(
+            MODERN,
+            """    a, b = xf[..., : d // 2], xf[..., d // 2 :]
+    return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1).to(x.dtype)""",
+            """    a, b = xf[..., 0::2], xf[..., 1::2]
+    out = torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1)
+    return out.flatten(-2).to(x.dtype)""",
+        ),
+        [MOD],
+        "짝",
+    ),
+    mistake(
+        "rope_angles_in_bfloat16",
+        "constant",
+        "modern_block",
+        fix(MODERN, "work = torch.promote_types(x.dtype, torch.float32)", "work = x.dtype"),
+        [MOD],
+        "bfloat16",
+    ),
+    mistake(
+        "gqa_repeat_instead_of_repeat_interleave",
+        "logic",
+        "modern_block",
+        fix(
+            MODERN,
+            "k, v = k.repeat_interleave(r, dim=1), v.repeat_interleave(r, dim=1)",
+            "k, v = k.repeat(1, r, 1, 1), v.repeat(1, r, 1, 1)",
+        ),
+        [MOD],
+        "GQA",
+    ),
+    mistake(
+        "rope_only_on_queries",
+        "logic",
+        "modern_block",
+        fix(MODERN, "        k = apply_rope(k, base=self.rope_base)\n", ""),
+        [MOD],
+        "ModernBlock",
+    ),
+    mistake(
+        "modern_fill_minus_1e4",
+        "constant",
+        "modern_block",
+        fix(
+            MODERN,
+            "scores.masked_fill(~keep, torch.finfo(scores.dtype).min)",
+            "scores.masked_fill(~keep, -1e4)",
+        ),
+        [MOD],
+        "큰 어텐션 점수",
+    ),
+    mistake(
+        "modern_causal_mask_on_cpu",
+        "device",
+        "modern_block",
+        fix(MODERN, "i = torch.arange(T, device=x.device)", "i = torch.arange(T)"),
+        [MOD],
+        "장치",
+    ),
+    mistake(
+        "modern_uses_sdpa",
+        "forbidden",
+        "modern_block",
+        fix(
+            MODERN,
+            """        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        i = torch.arange(T, device=x.device)
+        keep = i[None, :] <= i[:, None]
+        if mask is not None:
+            keep = keep & mask
+        scores = scores.masked_fill(~keep, torch.finfo(scores.dtype).min)
+        weights = torch.softmax(scores, dim=-1)
+        out = (weights @ v).transpose(1, 2).reshape(B, T, -1)""",
+            """        i = torch.arange(T, device=x.device)
+        keep = i[None, :] <= i[:, None]
+        if mask is not None:
+            keep = keep & mask
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+        out = out.transpose(1, 2).reshape(B, T, -1)""",
+        ),
+        [MOD],
+        "scaled_dot_product_attention",
+    ),
+]
