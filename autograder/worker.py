@@ -382,6 +382,9 @@ def warm_up():
 def zygote():
     torch.set_num_threads(1)
     warm_up()
+    root = CONFIG.get("scratch_root", "/tmp")
+    for name in os.listdir(root):  # e.g. torchinductor_* made by the imports above: a non-empty
+        wipe(os.path.join(root, name))  # scratch root would send every check down the reaper path
     ctl = socket.socket(fileno=int(CONFIG["ctl_fd"]))
     me = os.getpid()
     ctl.send(json.dumps({"op": "ready", "pid": me}).encode())

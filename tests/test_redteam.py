@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 REDTEAM = REPO / "tests" / "redteam"
 BIN = Path(sys.executable).parent
 WALL_S = 8  # per check; the good students need well under a second per check
-ASSIGNMENTS = ("softmax", "masking")
+ASSIGNMENTS = ("softmax", "masking", "multihead")
 SPECS = sorted(p for p in REDTEAM.glob("*.py"))
 
 WRONG = {
@@ -61,6 +61,19 @@ WRONG = {
         "        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)\n"
         "        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)\n"
         "    def forward(self, x):\n        return self.W_value(x) * 0\n"
+    ),
+    "multihead": (
+        "def split_heads(x, num_heads):\n    return x * 0\n"
+        "def merge_heads(x):\n    return x * 0\n"
+        "class MultiHeadAttentionWrapper(nn.Module):\n"
+        "    def __init__(self, *args, **kwargs):\n        super().__init__()\n"
+        "    def forward(self, x):\n        return x * 0\n"
+        "class MultiHeadAttention(nn.Module):\n"
+        "    def __init__(self, *args, **kwargs):\n        super().__init__()\n"
+        "    def forward(self, x, *args, **kwargs):\n        return x * 0\n"
+        "def mha_parameter_count(d_model, bias=True):\n    return -1\n"
+        "def from_torch_mha_state(state):\n    return {}\n"
+        "def keep_mask_from_torch(attn_mask=None, key_padding_mask=None):\n    return None\n"
     ),
 }
 
