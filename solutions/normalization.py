@@ -15,45 +15,68 @@ def _work(x):
     return x.to(torch.promote_types(x.dtype, torch.float32))
 
 
-class LayerNorm(nn.Module):
-    """Layer normalization (Ba et al., 2016) over the last dim, x (..., d_model).
+def _as_shape(normalized_shape):
+    """An int d or a sequence of ints -> a tuple (the trailing dims to normalize over)."""
+    if isinstance(normalized_shape, int):
+        return (normalized_shape,)
+    return tuple(int(n) for n in normalized_shape)
 
-    y = (x - mean) / sqrt(var + eps) * weight + bias, var the biased (divide by d) variance,
-    as in nn.LayerNorm. Each token is normalized on its own; the batch plays no part.
+
+class LayerNorm(nn.Module):
+    """Layer normalization (Ba et al., 2016) over the trailing dims, x (..., *normalized_shape).
+
+    y = (x - mean) / sqrt(var + eps) * weight + bias, var the biased (divide by n) variance,
+    as in nn.LayerNorm (same signature and parameter names). Each token is normalized on its
+    own; the batch plays no part. fp16/bf16 inputs are computed in float32 (statistics and the
+    affine step) and the result is cast back to x.dtype; float64 stays float64.
     """
 
-    def __init__(self, d_model, eps=1e-5, elementwise_affine=True):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True):
         super().__init__()
+        self.normalized_shape = _as_shape(normalized_shape)
         self.eps = eps
         if elementwise_affine:
-            self.weight = nn.Parameter(torch.ones(d_model))
-            self.bias = nn.Parameter(torch.zeros(d_model))
+            self.weight = nn.Parameter(torch.ones(self.normalized_shape))
+            self.bias = nn.Parameter(torch.zeros(self.normalized_shape))
         else:
             self.weight = self.bias = None
 
     def forward(self, x):
+        dims = tuple(range(-len(self.normalized_shape), 0))
         h = _work(x)
-        mean = h.mean(dim=-1, keepdim=True)
-        var = h.var(dim=-1, keepdim=True, unbiased=False)
-        y = ((h - mean) * torch.rsqrt(var + self.eps)).to(x.dtype)
-        return y if self.weight is None else y * self.weight + self.bias
+        mean = h.mean(dim=dims, keepdim=True)
+        var = h.var(dim=dims, keepdim=True, unbiased=False)  # two-pass: no E[x^2] - E[x]^2
+        y = (h - mean) * torch.rsqrt(var + self.eps)
+        if self.weight is not None:
+            y = y * self.weight + self.bias
+        return y.to(x.dtype)
 
 
 class RMSNorm(nn.Module):
-    """Root-mean-square normalization (Zhang & Sennrich, 2019), x (..., d_model).
+    """Root-mean-square normalization (Zhang & Sennrich, 2019), x (..., *normalized_shape).
 
     y = x / sqrt(mean(x^2) + eps) * weight: no mean subtraction and no bias (LLaMA, Mistral).
+    eps=None uses torch.finfo of the computation dtype (float32, or float64 for float64
+    inputs), as nn.RMSNorm does. fp16/bf16 inputs are computed in float32 and cast back.
     """
 
-    def __init__(self, d_model, eps=1e-6):
+    def __init__(self, normalized_shape, eps=1e-6, elementwise_affine=True):
         super().__init__()
+        self.normalized_shape = _as_shape(normalized_shape)
         self.eps = eps
-        self.weight = nn.Parameter(torch.ones(d_model))
+        if elementwise_affine:
+            self.weight = nn.Parameter(torch.ones(self.normalized_shape))
+        else:
+            self.weight = None
 
     def forward(self, x):
+        dims = tuple(range(-len(self.normalized_shape), 0))
         h = _work(x)
-        y = h * torch.rsqrt(h.pow(2).mean(dim=-1, keepdim=True) + self.eps)
-        return y.to(x.dtype) * self.weight
+        eps = torch.finfo(h.dtype).eps if self.eps is None else self.eps
+        y = h * torch.rsqrt(h.pow(2).mean(dim=dims, keepdim=True) + eps)
+        if self.weight is not None:
+            y = y * self.weight
+        return y.to(x.dtype)
 
 
 _ACTIVATIONS = {

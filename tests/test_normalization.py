@@ -256,3 +256,85 @@ def test_meta_device_shapes():
         for module in modules:
             out = module(x)
             assert out.is_meta and out.shape == (2, 5, 16)
+
+
+# --- the assignment's contract: trailing dims, dtypes, eps=None (autograder/checks) -------------
+
+
+@pytest.mark.parametrize("shape", [(4, 6), [6]])
+def test_layernorm_over_trailing_dims_matches_nn_layernorm(shape):
+    torch.manual_seed(9)
+    ref = nn.LayerNorm(shape, eps=1e-4)
+    with torch.no_grad():
+        ref.weight.normal_()
+        ref.bias.normal_()
+    ours = LayerNorm(shape, eps=1e-4)
+    ours.load_state_dict(ref.state_dict())
+    x = torch.randn(2, 3, 4, 6, requires_grad=True)
+    g = torch.randn(2, 3, 4, 6)
+    torch.testing.assert_close(ours(x), ref(x))
+    got = torch.autograd.grad(ours(x), [x, ours.weight, ours.bias], g)
+    want = torch.autograd.grad(ref(x), [x, ref.weight, ref.bias], g)
+    torch.testing.assert_close(got, want)
+
+
+@pytest.mark.filterwarnings("ignore:Mismatch dtype")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_input_float32_parameters_computed_in_float32(dtype):
+    """Half input, float32 parameters (a module that was not cast): output in the input dtype,
+    equal to torch's modules run on x.float() and rounded once."""
+    torch.manual_seed(10)
+    x = (torch.randn(3, 5, 32) * 300).to(dtype)  # x^2 overflows float16
+    ln_ref, rms_ref = nn.LayerNorm(32), nn.RMSNorm(32)
+    with torch.no_grad():
+        ln_ref.weight.normal_()
+        ln_ref.bias.normal_()
+        rms_ref.weight.normal_()
+    ln, rms = LayerNorm(32), RMSNorm(32, eps=None)
+    ln.load_state_dict(ln_ref.state_dict())
+    rms.load_state_dict(rms_ref.state_dict())
+    assert ln(x).dtype == dtype and rms(x).dtype == dtype
+    torch.testing.assert_close(ln(x), ln_ref(x.float()).to(dtype))
+    torch.testing.assert_close(rms(x), rms_ref(x), rtol=1e-3, atol=1e-3)  # torch allows mixing
+
+
+def test_layernorm_large_common_offset_against_float64():
+    torch.manual_seed(11)
+    x = torch.randn(4, 6, 64) + 1e4
+    exact = F.layer_norm(x.double(), (64,)).float()
+    torch.testing.assert_close(LayerNorm(64)(x), exact, rtol=0, atol=5e-3)
+    mean = x.mean(-1, keepdim=True)  # the one-pass formula E[x^2] - E[x]^2 breaks down here
+    naive = (x - mean) / torch.sqrt((x * x).mean(-1, keepdim=True) - mean**2 + 1e-5)
+    assert not torch.allclose(naive, exact, atol=0.1, equal_nan=False)
+
+
+@pytest.mark.filterwarnings("ignore:Mismatch dtype")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_rmsnorm_eps_none_matches_nn_rmsnorm(dtype):
+    """eps=None: torch uses finfo of the computation dtype (float32 for half inputs)."""
+    torch.manual_seed(12)
+    x = torch.randn(3, 16, dtype=torch.float64) * (1e-9 if dtype == torch.float64 else 1e-4)
+    x = x.to(dtype)
+    ref = nn.RMSNorm(16)
+    ours = RMSNorm(16, eps=None)
+    if dtype == torch.float64:
+        ref, ours = ref.double(), ours.double()
+    tol = {"rtol": 1e-3, "atol": 1e-3} if dtype == torch.float16 else {}
+    torch.testing.assert_close(ours(x), ref(x), **tol)
+    y = ours(x.float() if dtype == torch.float16 else x)
+    assert not torch.allclose(y.double(), (x / x.pow(2).mean(-1, keepdim=True).sqrt()).double())
+
+
+def test_rmsnorm_gradients_and_no_affine():
+    torch.manual_seed(13)
+    ref, ours = nn.RMSNorm((3, 8), eps=1e-3), RMSNorm((3, 8), eps=1e-3)
+    with torch.no_grad():
+        ref.weight.normal_()
+    ours.load_state_dict(ref.state_dict())
+    x = torch.randn(2, 3, 8, requires_grad=True)
+    g = torch.randn(2, 3, 8)
+    got = torch.autograd.grad(ours(x), [x, ours.weight], g)
+    torch.testing.assert_close(got, torch.autograd.grad(ref(x), [x, ref.weight], g))
+    bare = RMSNorm(8, eps=1e-5, elementwise_affine=False)
+    assert len(list(bare.parameters())) == 0
+    torch.testing.assert_close(bare(x), nn.RMSNorm(8, 1e-5, elementwise_affine=False)(x))

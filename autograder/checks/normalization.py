@@ -1,0 +1,473 @@
+"""Hidden checks for assignment ``normalization`` (chapter 6: 정규화와 트랜스포머 블록).
+
+Every check builds the student's nn.Module, loads the judge's random weights into it (strict
+load_state_dict, after reporting missing, extra or misshapen names) and compares it with the
+same module of ``solutions.normalization`` holding the same weights: outputs, and gradients of
+sum(output) w.r.t. the input and every parameter.
+
+- LayerNorm: one or two trailing dims, 1-d to 4-d inputs, float64, float16 with |x| ~ 1000
+  (x^2 overflows float16), bfloat16 (parameters stay float32: compute in float32, return the
+  input dtype), a common offset of 1e4 (E[x^2] - E[x]^2 cancels in float32), variance below eps,
+  constant rows, elementwise_affine=False.
+- RMSNorm: the same kinds of inputs, eps given and eps=None (finfo of the computation dtype,
+  float32 for half inputs), inputs with a nonzero mean, zero rows.
+- FeedForward and TransformerBlock (pre-norm and post-norm, with the notebook's given
+  MultiHeadAttention; masks (T, T) and (B, 1, 1, T)): eval outputs and gradients, eval() without
+  dropout, and train() outputs compared exactly under the seed the reference uses (dropout masks
+  drawn by the named nn.Dropout modules in the order of the notebook).
+Ready-made normalization functions and Transformer layers may not be used in the solution cells.
+"""
+
+import contextlib
+import math
+
+import pytest
+import torch
+import torch.nn as nn
+
+from autograder.checking import HALF_TOL, assert_close, fail, randn, seeded
+from solutions import normalization as ref
+
+F32, F64, F16, BF16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
+NORM_SHORTCUTS = (
+    "LayerNorm",
+    "layer_norm",
+    "native_layer_norm",
+    "RMSNorm",
+    "rms_norm",
+    "GroupNorm",
+    "group_norm",
+)
+BLOCK_SHORTCUTS = ("TransformerEncoderLayer", "TransformerDecoderLayer", "MultiheadAttention")
+TOL = (1e-4, 1e-5)  # float32 modules whose inner sums may run in another order
+
+
+# ----------------------------------------------------------------------------- shared helpers
+
+
+def judge_state(module, rng, device):
+    """Random values for every parameter of ``module`` (not its init), as a state_dict:
+    Linear weights and biases U(-1/sqrt(fan_in), 1/sqrt(fan_in)), norm weights 1 + 0.5 N(0, 1),
+    norm biases 0.5 N(0, 1)."""
+    state = {}
+    for prefix, m in module.named_modules():
+        for pname, p in m.named_parameters(recurse=False):
+            if isinstance(m, nn.Linear):
+                bound = 1.0 / math.sqrt(m.in_features)
+                v = (torch.rand(p.shape, generator=rng, dtype=F64) * 2 - 1) * bound
+            elif pname == "weight":
+                v = 1.0 + 0.5 * torch.randn(p.shape, generator=rng, dtype=F64)
+            else:
+                v = 0.5 * torch.randn(p.shape, generator=rng, dtype=F64)
+            state[f"{prefix}.{pname}" if prefix else pname] = v.to(device, F32)
+    return state
+
+
+def check_names(student, name, kwargs, state, hint, probe):
+    """The student's state_dict right after __init__ must have exactly the judge's names and
+    shapes (the naming contract of the notebook). ``probe``: a small input for one forward."""
+    own = student.module(name, kwargs, inputs=(probe,))["state"]
+    missing = [k for k in state if k not in own]
+    extra = [k for k in own if k not in state]
+    call = f"{name}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append("없는 이름: " + ", ".join(missing[:6]))
+        if extra:
+            parts.append("있으면 안 되는 이름: " + ", ".join(extra[:6]))
+        fail(
+            f"{call}: state_dict 의 이름이 약속과 다릅니다 ({'; '.join(parts)}). {hint} "
+            f"(여러분 모듈의 이름: {sorted(own)[:10]})"
+        )
+    for k, v in state.items():
+        got = own[k]
+        if isinstance(got, torch.Tensor) and tuple(got.shape) != tuple(v.shape):
+            fail(
+                f"{call}: {k} 의 모양이 {tuple(v.shape)} 이어야 하는데 {tuple(got.shape)} 입니다. "
+                + hint
+            )
+
+
+def compare(
+    student,
+    name,
+    kwargs,
+    reference,
+    state,
+    x,
+    *,
+    what,
+    tol=TOL,
+    grad_tol=None,
+    mask=None,
+    train=False,
+    seed=None,
+    grad=True,
+):
+    """Run the student's module and ``reference`` (same weights) on x (and mask); compare the
+    outputs and, with grad=True, the gradients of sum(output.float()) w.r.t. x and each
+    parameter."""
+    reference = reference.to(x.device)
+    reference.load_state_dict(state)
+    reference.train(train)
+    reference.zero_grad(set_to_none=True)
+    leaf = x.detach().clone().requires_grad_(grad)
+    input_kwargs = {} if mask is None else {"mask": mask}
+    same_seed = seeded(seed, x.device) if seed is not None else contextlib.nullcontext()
+    with same_seed, torch.set_grad_enabled(grad):
+        expected = reference(leaf, **input_kwargs)
+    if grad:
+        expected.float().sum().backward()
+    out = student.module(
+        name,
+        kwargs,
+        state_dict=state,
+        inputs=(x,),
+        input_kwargs=input_kwargs,
+        train=train,
+        grad=grad,
+        forward_seed=seed,
+    )
+    inputs = {"x": x} if mask is None else {"x": x, "mask": mask}
+    rtol, atol = tol
+    assert_close(out["output"], expected.detach(), what=what, inputs=inputs, rtol=rtol, atol=atol)
+    if not grad:
+        return
+    rtol, atol = grad_tol or tol
+    want = {"input0": leaf.grad, **{n: p.grad for n, p in reference.named_parameters()}}
+    for key, g in want.items():
+        label = "입력 x" if key == "input0" else key
+        where = f"{what} 의 그래디언트(gradient) d(sum(output))/d({label})"
+        if key not in out["grads"]:
+            fail(f"{where}: 그래디언트가 없습니다 (계산 그래프가 끊겼거나 파라미터를 안 썼습니다)")
+        assert_close(out["grads"][key], g, what=where, inputs=inputs, rtol=rtol, atol=atol)
+
+
+def half_tol(dtype):
+    return HALF_TOL.get(dtype, TOL)
+
+
+# ----------------------------------------------------------------------------- LayerNorm
+
+NORM_HINT = (
+    "weight(와 LayerNorm 의 bias)는 모양이 normalized_shape 인 nn.Parameter 이고, "
+    "elementwise_affine=False 이면 파라미터가 없어야 합니다."
+)
+
+
+def norm_probe(kwargs, device):
+    shape = kwargs["normalized_shape"]
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return torch.zeros(2, *shape, device=device)
+
+
+def constant_rows(rng, d):
+    x = randn(rng, 3, 4, 16, device=d)
+    x[0, 1] = 0.5
+    x[2] = -2.25  # dyadic values: the mean is exact, the variance exactly 0
+    return x
+
+
+# label -> (rng, device) -> (x, init kwargs, output tolerance, gradient tolerance)
+LAYER_NORM = {
+    "(B, T, d) float32": lambda rng, d: (
+        randn(rng, 3, 5, 16, scale=2.0, shift=0.5, device=d),
+        dict(normalized_shape=16, eps=1e-5),
+        TOL,
+        None,
+    ),
+    "(N, d), eps=1e-2": lambda rng, d: (
+        randn(rng, 7, 10, scale=0.3, device=d),
+        dict(normalized_shape=10, eps=1e-2),
+        TOL,
+        None,
+    ),
+    "1-d input (d,)": lambda rng, d: (
+        randn(rng, 12, scale=3.0, device=d),
+        dict(normalized_shape=12, eps=1e-5),
+        TOL,
+        None,
+    ),
+    "normalized_shape=(4, 6): last two dims": lambda rng, d: (
+        randn(rng, 2, 3, 4, 6, scale=2.0, shift=-1.0, device=d),
+        dict(normalized_shape=(4, 6), eps=1e-5),
+        TOL,
+        None,
+    ),
+    "float64": lambda rng, d: (
+        randn(rng, 2, 5, 16, scale=4.0, dtype=F64, device=d),
+        dict(normalized_shape=16, eps=1e-5),
+        (1e-7, 1e-7),
+        None,
+    ),
+    "float16, |x|~1000 (x^2 > max(float16))": lambda rng, d: (
+        randn(rng, 2, 4, 32, scale=300.0, shift=200.0, dtype=F16, device=d),
+        dict(normalized_shape=32, eps=1e-5),
+        HALF_TOL[F16],
+        (1e-2, 1e-2),
+    ),
+    "bfloat16": lambda rng, d: (
+        randn(rng, 3, 4, 32, scale=5.0, shift=3.0, dtype=BF16, device=d),
+        dict(normalized_shape=32, eps=1e-5),
+        HALF_TOL[BF16],
+        (3e-2, 3e-2),
+    ),
+    "x + 1e4 (E[x^2] - E[x]^2 cancels)": lambda rng, d: (
+        randn(rng, 4, 6, 64, shift=1e4, device=d),
+        dict(normalized_shape=64, eps=1e-5),
+        (1e-2, 1e-2),
+        (2e-2, 2e-2),
+    ),
+    "variance < eps (x~1e-3)": lambda rng, d: (
+        randn(rng, 3, 5, 16, scale=1e-3, device=d),
+        dict(normalized_shape=16, eps=1e-5),
+        TOL,
+        (1e-4, 1e-3),
+    ),
+    "constant rows (variance 0)": lambda rng, d: (
+        constant_rows(rng, d),
+        dict(normalized_shape=16, eps=1e-5),
+        TOL,
+        (1e-4, 1e-3),
+    ),
+    "elementwise_affine=False": lambda rng, d: (
+        randn(rng, 2, 6, 8, scale=2.0, shift=1.0, device=d),
+        dict(normalized_shape=8, eps=1e-5, elementwise_affine=False),
+        TOL,
+        None,
+    ),
+}
+
+
+@pytest.mark.forbid(*NORM_SHORTCUTS)
+@pytest.mark.parametrize("case", list(LAYER_NORM))
+def test_layer_norm(student, rng, device, case):
+    x, kwargs, tol, grad_tol = LAYER_NORM[case](rng, device)
+    reference = ref.LayerNorm(**kwargs)
+    state = judge_state(reference, rng, device)
+    check_names(student, "LayerNorm", kwargs, state, NORM_HINT, norm_probe(kwargs, device))
+    what = f"LayerNorm(...)(x) [{case}]"
+    compare(
+        student, "LayerNorm", kwargs, reference, state, x, what=what, tol=tol, grad_tol=grad_tol
+    )
+
+
+# ----------------------------------------------------------------------------- RMSNorm
+
+
+def zero_rows(rng, d):
+    x = randn(rng, 3, 4, 8, device=d)
+    x[1, 2] = 0.0
+    return x
+
+
+RMS_NORM = {
+    "(B, T, d), eps=1e-6": lambda rng, d: (
+        randn(rng, 3, 5, 16, scale=2.0, device=d),
+        dict(normalized_shape=16, eps=1e-6),
+        TOL,
+        None,
+    ),
+    "x + 5 (nonzero mean)": lambda rng, d: (
+        randn(rng, 4, 12, shift=5.0, device=d),
+        dict(normalized_shape=12, eps=1e-6),
+        TOL,
+        None,
+    ),
+    "eps=1e-3, normalized_shape=(3, 8)": lambda rng, d: (
+        randn(rng, 2, 3, 8, scale=0.05, device=d),
+        dict(normalized_shape=(3, 8), eps=1e-3),
+        TOL,
+        None,
+    ),
+    "eps=None, float32, x~1e-4 (mean(x^2) < eps)": lambda rng, d: (
+        randn(rng, 3, 16, scale=1e-4, device=d),
+        dict(normalized_shape=16, eps=None),
+        TOL,
+        (1e-4, 1e-3),
+    ),
+    "eps=None, float64, x~1e-9": lambda rng, d: (
+        randn(rng, 3, 16, scale=1e-9, dtype=F64, device=d),
+        dict(normalized_shape=16, eps=None),
+        (1e-7, 1e-7),
+        (1e-7, 1e-3),
+    ),
+    "eps=None, float16, x~3e-4 (eps of float32, not float16)": lambda rng, d: (
+        randn(rng, 3, 16, scale=3e-4, dtype=F16, device=d),
+        dict(normalized_shape=16, eps=None),
+        HALF_TOL[F16],
+        (1e-2, 1e-2),
+    ),
+    "float16, |x|~1000 (x^2 > max(float16))": lambda rng, d: (
+        randn(rng, 2, 4, 32, scale=300.0, shift=200.0, dtype=F16, device=d),
+        dict(normalized_shape=32, eps=1e-6),
+        HALF_TOL[F16],
+        (1e-2, 1e-2),
+    ),
+    "bfloat16": lambda rng, d: (
+        randn(rng, 3, 4, 32, scale=5.0, shift=3.0, dtype=BF16, device=d),
+        dict(normalized_shape=32, eps=1e-6),
+        HALF_TOL[BF16],
+        (3e-2, 3e-2),
+    ),
+    "zero rows": lambda rng, d: (
+        zero_rows(rng, d),
+        dict(normalized_shape=8, eps=1e-6),
+        TOL,
+        (1e-4, 1e-3),
+    ),
+    "elementwise_affine=False": lambda rng, d: (
+        randn(rng, 2, 6, 8, scale=2.0, device=d),
+        dict(normalized_shape=8, eps=1e-5, elementwise_affine=False),
+        TOL,
+        None,
+    ),
+}
+
+
+@pytest.mark.forbid(*NORM_SHORTCUTS)
+@pytest.mark.parametrize("case", list(RMS_NORM))
+def test_rms_norm(student, rng, device, case):
+    x, kwargs, tol, grad_tol = RMS_NORM[case](rng, device)
+    reference = ref.RMSNorm(**kwargs)
+    state = judge_state(reference, rng, device)
+    check_names(student, "RMSNorm", kwargs, state, NORM_HINT, norm_probe(kwargs, device))
+    what = f"RMSNorm(...)(x) [{case}]"
+    compare(student, "RMSNorm", kwargs, reference, state, x, what=what, tol=tol, grad_tol=grad_tol)
+
+
+# ----------------------------------------------------------------------------- FeedForward
+
+FFN_HINT = (
+    "linear1 = nn.Linear(d_model, d_ff), linear2 = nn.Linear(d_ff, d_model) 두 개만 "
+    "파라미터를 가져야 합니다."
+)
+DROPOUT_HINT = (
+    "드롭아웃은 이름이 정해진 nn.Dropout 모듈로, 약속한 위치에서 한 번씩만 적용하세요 "
+    "(다른 난수 함수를 부르면 같은 시드에서 다른 마스크가 나옵니다)."
+)
+
+# label -> (input shape, dropout, train, seeded, grad)
+FEED_FORWARD = {
+    "(B, T, d_model), eval": ((3, 5, 16), 0.1, False, False, True),
+    "(N, d_model), eval": ((7, 16), 0.0, False, False, True),
+    "4-d input (B, h, T, d_model), eval": ((2, 3, 4, 16), 0.0, False, False, False),
+    "dropout=0.5, eval(): no dropout": ((4, 6, 16), 0.5, False, True, False),
+    "dropout=0.3, train(), same seed": ((4, 6, 16), 0.3, True, True, False),
+    "dropout=0.25, train(), same seed, gradients": ((2, 5, 16), 0.25, True, True, True),
+    "dropout=0.0, train()": ((3, 4, 16), 0.0, True, True, True),
+}
+
+
+@pytest.mark.parametrize("case", list(FEED_FORWARD))
+def test_feed_forward(student, rng, device, case):
+    shape, p, train, same_seed, grad = FEED_FORWARD[case]
+    kwargs = dict(d_model=16, d_ff=40, dropout=p)
+    reference = ref.FeedForward(**kwargs)
+    state = judge_state(reference, rng, device)
+    check_names(
+        student, "FeedForward", kwargs, state, FFN_HINT, torch.zeros(1, 2, 16, device=device)
+    )
+    x = randn(rng, *shape, device=device)
+    seed = int(torch.randint(0, 2**31, (1,), generator=rng)) if same_seed else None
+    mode = "train()" if train else "eval()"
+    what = f"FeedForward(d_model=16, d_ff=40, dropout={p}).{mode}(x) [{case}]"
+    if train and p > 0:
+        what += ": 같은 시드(seed)에서 기준 구현과 다릅니다. " + DROPOUT_HINT
+    compare(
+        student,
+        "FeedForward",
+        kwargs,
+        reference,
+        state,
+        x,
+        what=what,
+        train=train,
+        seed=seed,
+        grad=grad,
+    )
+
+
+# ----------------------------------------------------------------------------- block
+
+BLOCK_HINT = (
+    "self_attn = MultiHeadAttention(d_model, num_heads, dropout), norm1/norm2 = "
+    "LayerNorm(d_model, eps=eps), ffn = FeedForward(d_model, d_ff, dropout) 만 파라미터를 "
+    "가져야 합니다."
+)
+
+
+def causal(T, d):
+    return torch.ones(T, T, dtype=torch.bool, device=d).tril()
+
+
+def padding(rng, B, T, d):
+    lengths = torch.randint(1, T + 1, (B,), generator=rng)
+    lengths[0] = T
+    return (torch.arange(T)[None, :] < lengths[:, None]).view(B, 1, 1, T).to(d)
+
+
+# label -> (norm_first, dropout, eps, train, mask kind, grad, x scale, T)
+BLOCK = {
+    "pre-norm, eval": (True, 0.1, 1e-5, False, None, True, 1.0, 6),
+    "post-norm, eval": (False, 0.1, 1e-5, False, None, True, 1.0, 6),
+    "pre-norm, causal mask (T, T)": (True, 0.0, 1e-5, False, "causal", True, 1.0, 7),
+    "post-norm, padding mask (B, 1, 1, T)": (False, 0.0, 1e-5, False, "padding", True, 1.0, 5),
+    "pre-norm, x*5, eps=0.1": (True, 0.0, 0.1, False, None, False, 5.0, 4),
+    "post-norm, eps=0.1, T=1": (False, 0.0, 0.1, False, None, False, 1.0, 1),
+    "post-norm, dropout=0.3, eval(): no dropout": (False, 0.3, 1e-5, False, None, False, 1.0, 6),
+    "pre-norm, dropout=0.2, train(), same seed": (True, 0.2, 1e-5, True, None, False, 1.0, 6),
+    "post-norm, dropout=0.2, train(), same seed": (False, 0.2, 1e-5, True, None, False, 1.0, 6),
+    "pre-norm, dropout=0.2, train(), causal mask, gradients": (
+        True,
+        0.2,
+        1e-5,
+        True,
+        "causal",
+        True,
+        1.0,
+        5,
+    ),
+}
+
+
+@pytest.mark.forbid(*BLOCK_SHORTCUTS, *NORM_SHORTCUTS)
+@pytest.mark.parametrize("case", list(BLOCK))
+def test_transformer_block(student, rng, device, case):
+    norm_first, p, eps, train, mask_kind, grad, scale, T = BLOCK[case]
+    B, d_model = 3, 16
+    kwargs = dict(d_model=d_model, num_heads=4, d_ff=40, dropout=p, norm_first=norm_first, eps=eps)
+    reference = ref.TransformerBlock(**kwargs)
+    state = judge_state(reference, rng, device)
+    check_names(
+        student,
+        "TransformerBlock",
+        kwargs,
+        state,
+        BLOCK_HINT,
+        torch.zeros(1, 2, d_model, device=device),
+    )
+    x = randn(rng, B, T, d_model, scale=scale, device=device)
+    mask = {None: None, "causal": causal(T, device), "padding": padding(rng, B, T, device)}
+    mask = mask[mask_kind]
+    seed = int(torch.randint(0, 2**31, (1,), generator=rng))
+    kind = "pre-norm" if norm_first else "post-norm"
+    what = f"TransformerBlock({kind}, dropout={p}, eps={eps}).{'train' if train else 'eval'}()"
+    what += "(x)" if mask is None else "(x, mask)"
+    what += f" [{case}]"
+    if train:
+        what += ": 같은 시드(seed)에서 기준 구현과 다릅니다. " + DROPOUT_HINT
+    compare(
+        student,
+        "TransformerBlock",
+        kwargs,
+        reference,
+        state,
+        x,
+        what=what,
+        mask=mask,
+        train=train,
+        seed=seed,
+        grad=grad,
+    )

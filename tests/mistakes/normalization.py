@@ -1,0 +1,510 @@
+"""Plausible student mistakes for assignment ``normalization``.
+
+Graded by tests/test_mistakes.py.
+"""
+
+ASSIGNMENT = "normalization"
+
+_LN_INIT = '''class LayerNorm(nn.Module):
+    """Layer normalization over the trailing dims given by normalized_shape (as nn.LayerNorm).
+
+    x: (..., *normalized_shape) -> same shape, dtype and device.
+    Parameters (elementwise_affine=True): weight (ones), bias (zeros), shape normalized_shape.
+    """
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        if elementwise_affine:
+            self.weight = nn.Parameter(torch.ones(self.normalized_shape))
+            self.bias = nn.Parameter(torch.zeros(self.normalized_shape))
+        else:
+            self.weight = None
+            self.bias = None
+
+    def forward(self, x):
+'''
+
+_RMS_INIT = '''class RMSNorm(nn.Module):
+    """Root-mean-square normalization over the trailing dims (as nn.RMSNorm): no mean, no bias."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        if elementwise_affine:
+            self.weight = nn.Parameter(torch.ones(self.normalized_shape))
+        else:
+            self.weight = None
+
+    def forward(self, x):
+'''
+
+_FFN = '''class FeedForward(nn.Module):
+    """Position-wise FFN: linear2(dropout(gelu(linear1(x)))), x (..., d_model) -> (..., d_model)."""
+
+    def __init__(self, d_model, d_ff, dropout=0.0):
+        super().__init__()
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.activation = {activation}
+        self.dropout = nn.Dropout(dropout)
+        self.linear2 = nn.Linear(d_ff, d_model)
+
+    def forward(self, x):
+        {forward}
+'''
+
+_BLOCK_INIT = '''class TransformerBlock(nn.Module):
+    """Self-attention and FFN sublayers with residual connections and LayerNorm."""
+
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=True, eps=1e-5):
+        super().__init__()
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.norm1 = LayerNorm(d_model, eps=eps)
+        self.norm2 = LayerNorm(d_model, eps=eps)
+        self.ffn = FeedForward(d_model, d_ff, dropout)
+        self.dropout1 = nn.Dropout(dropout)
+        self.dropout2 = nn.Dropout(dropout)
+
+    def forward(self, x, mask=None):
+'''
+
+MISTAKES = [
+    # ------------------------------------------------------------------ LayerNorm
+    {
+        "name": "ln_unbiased_variance",
+        "kind": "logic",
+        "cell": "layer_norm",
+        "source": _LN_INIT
+        + """        dims = tuple(range(-len(self.normalized_shape), 0))
+        h = x.to(torch.promote_types(x.dtype, torch.float32))
+        mean = h.mean(dim=dims, keepdim=True)
+        var = h.var(dim=dims, keepdim=True)
+        y = (h - mean) / torch.sqrt(var + self.eps)
+        if self.weight is not None:
+            y = y * self.weight + self.bias
+        return y.to(x.dtype)
+""",
+        "fails": ["test_layer_norm", "test_transformer_block"],
+        "says": "값이 다릅니다",
+    },
+    {
+        "name": "ln_one_pass_variance_cancels",
+        "kind": "logic",
+        "cell": "layer_norm",
+        "source": _LN_INIT
+        + """        dims = tuple(range(-len(self.normalized_shape), 0))
+        h = x.to(torch.promote_types(x.dtype, torch.float32))
+        mean = h.mean(dim=dims, keepdim=True)
+        var = (h * h).mean(dim=dims, keepdim=True) - mean * mean
+        y = (h - mean) / torch.sqrt(var + self.eps)
+        if self.weight is not None:
+            y = y * self.weight + self.bias
+        return y.to(x.dtype)
+""",
+        "fails": ["test_layer_norm"],
+        "says": "x + 1e4",
+    },
+    {
+        "name": "ln_eps_outside_sqrt",
+        "kind": "logic",
+        "cell": "layer_norm",
+        "source": _LN_INIT
+        + """        dims = tuple(range(-len(self.normalized_shape), 0))
+        h = x.to(torch.promote_types(x.dtype, torch.float32))
+        mean = h.mean(dim=dims, keepdim=True)
+        std = (h - mean).pow(2).mean(dim=dims, keepdim=True).sqrt()
+        y = (h - mean) / (std + self.eps)
+        if self.weight is not None:
+            y = y * self.weight + self.bias
+        return y.to(x.dtype)
+""",
+        "fails": ["test_layer_norm", "test_transformer_block"],
+        "says": "다릅니다",
+    },
+    {
+        "name": "ln_last_dim_only",
+        "kind": "logic",
+        "cell": "layer_norm",
+        "source": _LN_INIT
+        + """        h = x.to(torch.promote_types(x.dtype, torch.float32))
+        mean = h.mean(dim=-1, keepdim=True)
+        var = (h - mean).pow(2).mean(dim=-1, keepdim=True)
+        y = (h - mean) / torch.sqrt(var + self.eps)
+        if self.weight is not None:
+            y = y * self.weight + self.bias
+        return y.to(x.dtype)
+""",
+        "fails": ["test_layer_norm"],
+        "says": "normalized_shape=(4, 6)",
+    },
+    {
+        "name": "ln_no_upcast_half_overflow",
+        "kind": "constant",
+        "cell": "layer_norm",
+        "source": _LN_INIT
+        + """        dims = tuple(range(-len(self.normalized_shape), 0))
+        mean = x.mean(dim=dims, keepdim=True)
+        var = (x - mean).pow(2).mean(dim=dims, keepdim=True)
+        y = (x - mean) / torch.sqrt(var + self.eps)
+        if self.weight is not None:
+            y = (y * self.weight + self.bias).to(x.dtype)
+        return y
+""",
+        "fails": ["test_layer_norm"],
+        "says": "float16",
+    },
+    {
+        "name": "ln_returns_float32_for_half",
+        "kind": "logic",
+        "cell": "layer_norm",
+        "source": _LN_INIT
+        + """        dims = tuple(range(-len(self.normalized_shape), 0))
+        h = x.float()
+        mean = h.mean(dim=dims, keepdim=True)
+        var = (h - mean).pow(2).mean(dim=dims, keepdim=True)
+        y = (h - mean) / torch.sqrt(var + self.eps)
+        if self.weight is not None:
+            y = y * self.weight + self.bias
+        return y
+""",
+        "fails": ["test_layer_norm"],
+        "says": "dtype",
+    },
+    {
+        "name": "ln_subtracts_mean_in_place",
+        "kind": "in-place",
+        "cell": "layer_norm",
+        "source": _LN_INIT
+        + """        dims = tuple(range(-len(self.normalized_shape), 0))
+        h = x.to(torch.promote_types(x.dtype, torch.float32))
+        h -= h.mean(dim=dims, keepdim=True)
+        var = h.pow(2).mean(dim=dims, keepdim=True)
+        y = h / torch.sqrt(var + self.eps)
+        if self.weight is not None:
+            y = y * self.weight + self.bias
+        return y.to(x.dtype)
+""",
+        "fails": ["test_layer_norm", "test_transformer_block"],
+        "says": "in-place",
+    },
+    {
+        "name": "ln_default_weight_on_cpu",
+        "kind": "device",
+        "cell": "layer_norm",
+        "source": _LN_INIT
+        + """        dims = tuple(range(-len(self.normalized_shape), 0))
+        h = x.to(torch.promote_types(x.dtype, torch.float32))
+        mean = h.mean(dim=dims, keepdim=True)
+        var = (h - mean).pow(2).mean(dim=dims, keepdim=True)
+        y = (h - mean) / torch.sqrt(var + self.eps)
+        weight, bias = self.weight, self.bias
+        if weight is None:
+            weight = torch.ones(self.normalized_shape)
+            bias = torch.zeros(self.normalized_shape)
+        return (y * weight + bias).to(x.dtype)
+""",
+        "fails": ["test_layer_norm"],
+        "says": "장치",
+    },
+    {
+        "name": "ln_uses_f_layer_norm",
+        "kind": "forbidden",
+        "cell": "layer_norm",
+        "source": _LN_INIT
+        + """        h = x.to(torch.promote_types(x.dtype, torch.float32))
+        y = F.layer_norm(h, self.normalized_shape, self.weight, self.bias, self.eps)
+        return y.to(x.dtype)
+""",
+        "fails": ["test_layer_norm", "test_transformer_block"],
+        "says": "layer_norm",
+    },
+    # ------------------------------------------------------------------ RMSNorm
+    {
+        "name": "rms_subtracts_mean",
+        "kind": "logic",
+        "cell": "rms_norm",
+        "source": _RMS_INIT
+        + """        dims = tuple(range(-len(self.normalized_shape), 0))
+        h = x.to(torch.promote_types(x.dtype, torch.float32))
+        h = h - h.mean(dim=dims, keepdim=True)
+        eps = torch.finfo(h.dtype).eps if self.eps is None else self.eps
+        y = h * torch.rsqrt(h.pow(2).mean(dim=dims, keepdim=True) + eps)
+        if self.weight is not None:
+            y = y * self.weight
+        return y.to(x.dtype)
+""",
+        "fails": ["test_rms_norm"],
+        "says": "값이 다릅니다",
+    },
+    {
+        "name": "rms_eps_none_of_input_dtype",
+        "kind": "logic",
+        "cell": "rms_norm",
+        "source": _RMS_INIT
+        + """        dims = tuple(range(-len(self.normalized_shape), 0))
+        h = x.to(torch.promote_types(x.dtype, torch.float32))
+        eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
+        y = h * torch.rsqrt(h.pow(2).mean(dim=dims, keepdim=True) + eps)
+        if self.weight is not None:
+            y = y * self.weight
+        return y.to(x.dtype)
+""",
+        "fails": ["test_rms_norm"],
+        "says": "eps=None, float16",
+    },
+    {
+        "name": "rms_eps_none_fixed_1e_6",
+        "kind": "constant",
+        "cell": "rms_norm",
+        "source": _RMS_INIT
+        + """        dims = tuple(range(-len(self.normalized_shape), 0))
+        h = x.to(torch.promote_types(x.dtype, torch.float32))
+        eps = 1e-6 if self.eps is None else self.eps
+        y = h * torch.rsqrt(h.pow(2).mean(dim=dims, keepdim=True) + eps)
+        if self.weight is not None:
+            y = y * self.weight
+        return y.to(x.dtype)
+""",
+        "fails": ["test_rms_norm"],
+        "says": "eps=None",
+    },
+    {
+        "name": "rms_extra_bias_parameter",
+        "kind": "logic",
+        "cell": "rms_norm",
+        "source": """class RMSNorm(nn.Module):
+    \"\"\"Root-mean-square normalization over the trailing dims (as nn.RMSNorm).\"\"\"
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        if elementwise_affine:
+            self.weight = nn.Parameter(torch.ones(self.normalized_shape))
+            self.bias = nn.Parameter(torch.zeros(self.normalized_shape))
+        else:
+            self.weight = None
+            self.bias = None
+
+    def forward(self, x):
+        dims = tuple(range(-len(self.normalized_shape), 0))
+        h = x.to(torch.promote_types(x.dtype, torch.float32))
+        eps = torch.finfo(h.dtype).eps if self.eps is None else self.eps
+        y = h * torch.rsqrt(h.pow(2).mean(dim=dims, keepdim=True) + eps)
+        if self.weight is not None:
+            y = y * self.weight + self.bias
+        return y.to(x.dtype)
+""",
+        "fails": ["test_rms_norm"],
+        "says": "있으면 안 되는 이름: bias",
+    },
+    {
+        "name": "rms_scales_input_in_place",
+        "kind": "in-place",
+        "cell": "rms_norm",
+        "source": _RMS_INIT
+        + """        dims = tuple(range(-len(self.normalized_shape), 0))
+        h = x.to(torch.promote_types(x.dtype, torch.float32))
+        eps = torch.finfo(h.dtype).eps if self.eps is None else self.eps
+        h *= torch.rsqrt(h.pow(2).mean(dim=dims, keepdim=True) + eps)
+        if self.weight is not None:
+            h = h * self.weight
+        return h.to(x.dtype)
+""",
+        "fails": ["test_rms_norm"],
+        "says": "in-place",
+    },
+    {
+        "name": "rms_uses_f_rms_norm",
+        "kind": "forbidden",
+        "cell": "rms_norm",
+        "source": _RMS_INIT
+        + """        h = x.to(torch.promote_types(x.dtype, torch.float32))
+        y = F.rms_norm(h, self.normalized_shape, self.weight, self.eps)
+        return y.to(x.dtype)
+""",
+        "fails": ["test_rms_norm"],
+        "says": "rms_norm",
+    },
+    # ------------------------------------------------------------------ FeedForward
+    {
+        "name": "ffn_relu_instead_of_gelu",
+        "kind": "logic",
+        "cell": "feed_forward",
+        "source": _FFN.format(
+            activation="nn.ReLU()",
+            forward="return self.linear2(self.dropout(self.activation(self.linear1(x))))",
+        ),
+        "fails": ["test_feed_forward", "test_transformer_block"],
+        "says": "값이 다릅니다",
+    },
+    {
+        "name": "ffn_tanh_gelu",
+        "kind": "logic",
+        "cell": "feed_forward",
+        "source": _FFN.format(
+            activation='nn.GELU(approximate="tanh")',
+            forward="return self.linear2(self.dropout(self.activation(self.linear1(x))))",
+        ),
+        "fails": ["test_feed_forward", "test_transformer_block"],
+        "says": "값이 다릅니다",
+    },
+    {
+        "name": "ffn_dropout_after_linear2",
+        "kind": "randomness",
+        "cell": "feed_forward",
+        "source": _FFN.format(
+            activation="nn.GELU()",
+            forward="return self.dropout(self.linear2(self.activation(self.linear1(x))))",
+        ),
+        "fails": ["test_feed_forward", "test_transformer_block"],
+        "says": "같은 시드",
+    },
+    {
+        "name": "ffn_functional_dropout_always_on",
+        "kind": "randomness",
+        "cell": "feed_forward",
+        "source": _FFN.format(
+            activation="nn.GELU()",
+            forward="h = self.activation(self.linear1(x))\n"
+            "        return self.linear2(F.dropout(h, self.dropout.p))",
+        ),
+        "fails": ["test_feed_forward", "test_transformer_block"],
+        "says": "eval",
+    },
+    # ------------------------------------------------------------------ TransformerBlock
+    {
+        "name": "block_pre_norm_loses_residual",
+        "kind": "logic",
+        "cell": "transformer_block",
+        "source": _BLOCK_INIT
+        + """        if self.norm_first:
+            x = self.norm1(x)
+            x = x + self.dropout1(self.self_attn(x, mask=mask))
+            x = self.norm2(x)
+            return x + self.dropout2(self.ffn(x))
+        x = self.norm1(x + self.dropout1(self.self_attn(x, mask=mask)))
+        return self.norm2(x + self.dropout2(self.ffn(x)))
+""",
+        "fails": ["test_transformer_block"],
+        "says": "pre-norm",
+    },
+    {
+        "name": "block_post_norm_normalizes_sublayer_only",
+        "kind": "logic",
+        "cell": "transformer_block",
+        "source": _BLOCK_INIT
+        + """        if self.norm_first:
+            x = x + self.dropout1(self.self_attn(self.norm1(x), mask=mask))
+            return x + self.dropout2(self.ffn(self.norm2(x)))
+        x = x + self.norm1(self.dropout1(self.self_attn(x, mask=mask)))
+        return x + self.norm2(self.dropout2(self.ffn(x)))
+""",
+        "fails": ["test_transformer_block"],
+        "says": "post-norm",
+    },
+    {
+        "name": "block_no_residual_dropout",
+        "kind": "randomness",
+        "cell": "transformer_block",
+        "source": _BLOCK_INIT
+        + """        if self.norm_first:
+            x = x + self.self_attn(self.norm1(x), mask=mask)
+            return x + self.ffn(self.norm2(x))
+        x = self.norm1(x + self.self_attn(x, mask=mask))
+        return self.norm2(x + self.ffn(x))
+""",
+        "fails": ["test_transformer_block"],
+        "says": "같은 시드",
+    },
+    {
+        "name": "block_ignores_mask",
+        "kind": "logic",
+        "cell": "transformer_block",
+        "source": _BLOCK_INIT
+        + """        if self.norm_first:
+            x = x + self.dropout1(self.self_attn(self.norm1(x)))
+            return x + self.dropout2(self.ffn(self.norm2(x)))
+        x = self.norm1(x + self.dropout1(self.self_attn(x)))
+        return self.norm2(x + self.dropout2(self.ffn(x)))
+""",
+        "fails": ["test_transformer_block"],
+        "says": "mask",
+    },
+    {
+        "name": "block_default_mask_on_cpu",
+        "kind": "device",
+        "cell": "transformer_block",
+        "source": _BLOCK_INIT
+        + """        if mask is None:
+            T = x.shape[1]
+            mask = torch.ones(T, T, dtype=torch.bool)
+        if self.norm_first:
+            x = x + self.dropout1(self.self_attn(self.norm1(x), mask=mask))
+            return x + self.dropout2(self.ffn(self.norm2(x)))
+        x = self.norm1(x + self.dropout1(self.self_attn(x, mask=mask)))
+        return self.norm2(x + self.dropout2(self.ffn(x)))
+""",
+        "fails": ["test_transformer_block"],
+        "says": "장치",
+    },
+    {
+        "name": "block_eps_not_passed",
+        "kind": "constant",
+        "cell": "transformer_block",
+        "source": _BLOCK_INIT.replace("LayerNorm(d_model, eps=eps)", "LayerNorm(d_model)")
+        + """        if self.norm_first:
+            x = x + self.dropout1(self.self_attn(self.norm1(x), mask=mask))
+            return x + self.dropout2(self.ffn(self.norm2(x)))
+        x = self.norm1(x + self.dropout1(self.self_attn(x, mask=mask)))
+        return self.norm2(x + self.dropout2(self.ffn(x)))
+""",
+        "fails": ["test_transformer_block"],
+        "says": "eps=0.1",
+    },
+    {
+        "name": "block_uses_torch_encoder_layer",
+        "kind": "forbidden",
+        "cell": "transformer_block",
+        "source": """class TransformerBlock(nn.Module):
+    \"\"\"Self-attention and FFN sublayers with residual connections and LayerNorm.\"\"\"
+
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=True, eps=1e-5):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(
+            d_model, num_heads, d_ff, dropout, activation="gelu", layer_norm_eps=eps,
+            batch_first=True, norm_first=norm_first,
+        )
+
+    def forward(self, x, mask=None):
+        return self.layer(x, src_mask=None if mask is None else ~mask)
+""",
+        "fails": ["test_transformer_block"],
+        "says": "없는 이름",
+    },
+    {
+        "name": "block_uses_nn_layernorm",
+        "kind": "forbidden",
+        "cell": "transformer_block",
+        "source": _BLOCK_INIT.replace(
+            "LayerNorm(d_model, eps=eps)", "nn.LayerNorm(d_model, eps=eps)"
+        )
+        + """        if self.norm_first:
+            x = x + self.dropout1(self.self_attn(self.norm1(x), mask=mask))
+            return x + self.dropout2(self.ffn(self.norm2(x)))
+        x = self.norm1(x + self.dropout1(self.self_attn(x, mask=mask)))
+        return self.norm2(x + self.dropout2(self.ffn(x)))
+""",
+        "fails": ["test_transformer_block"],
+        "says": "nn.LayerNorm",
+    },
+]
