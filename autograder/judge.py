@@ -18,7 +18,7 @@ from autograder.sandbox import StudentRaised, WorkerCrashed, WorkerTimeout, pars
 from autograder.seeds import derive_seed
 
 # errors that mean tensors on two devices met (the student made a tensor on the wrong one)
-DEVICE_MIX = re.compile(r"same device|expected device|two devices|wrong device|device type", re.I)
+DEVICE_MIX = re.compile(r"same device|expected device|two devices|wrong device", re.I)
 
 
 class StudentCrashed(CheckFailed):
@@ -173,11 +173,12 @@ class Student:
     Inputs that the student's code changes in place fail the check.
     """
 
-    def __init__(self, session, device, seed, probe_meta=True):
+    def __init__(self, session, device, seed, probe_meta=True, probed=None):
         self._session = session
         self.device = torch.device(device)
         self._seed = seed
         self._probe_meta = probe_meta and self.device.type == "cpu"
+        self._probed = set() if probed is None else probed  # call signatures already probed
         self.load_errors = []
         self.used = []  # names of the student's code this check called
 
@@ -209,6 +210,28 @@ class Student:
         if self._probe_meta and _carries_device([args, kwargs]):
             self._probe(what, "call", name=str(name), args=list(args), kwargs=kwargs)
         return out["value"]
+
+    def _new_signature(self, op, name, args, kwargs):
+        """Probe each kind of call once per test function: same function, same argument
+        names, kinds and tensor ranks (the code path that could make a tensor elsewhere)."""
+
+        def kind(v):
+            if isinstance(v, torch.Tensor):
+                return ("tensor", v.dim(), v.dtype)
+            if isinstance(v, list | tuple):
+                return tuple(kind(x) for x in v[:8])
+            return type(v).__name__
+
+        key = (
+            op,
+            name,
+            tuple(kind(a) for a in args),
+            tuple(sorted((k, kind(v)) for k, v in kwargs.items())),
+        )
+        if key in self._probed:
+            return False
+        self._probed.add(key)
+        return True
 
     def module(
         self,
@@ -281,6 +304,10 @@ class Student:
 
     def _probe(self, what, op, **values):
         """Run again with inputs on the meta device; every result must be on meta too."""
+        args = values.get("args", values.get("inputs", ()))
+        kwargs = values.get("kwargs", values.get("init_kwargs", {}))
+        if not self._new_signature(op, values["name"], args, kwargs):
+            return
         try:
             out = self._request(op, device="meta", **values)
         except StudentRaised as e:
@@ -357,6 +384,7 @@ class Grading:
         self.broken = None  # message, when loading the cells hung or crashed the worker
         self.students = []
         self.loaded = None  # the device the current child's cells were loaded for
+        self.probed = set()  # call signatures the meta-device probe has run in this function
         self.load_errors = []
 
     def student(self, function, device):
@@ -371,7 +399,7 @@ class Grading:
             self.session = self.backend.open()
         device = torch.device(device)
         seed = derive_seed(self.run_seed, function, device, "worker")
-        student = Student(self.session, device, seed, self.probe_meta)
+        student = Student(self.session, device, seed, self.probe_meta, self.probed)
         if self.cells is not None and self.loaded != device:
             try:
                 student._load(self.cells)
@@ -418,6 +446,7 @@ class Grading:
         if self.session is not None:
             status = self.backend.finish(self.session)
         self.session, self.function, self.students, self.loaded = None, None, [], None
+        self.probed = set()
         return status
 
 
