@@ -1,0 +1,534 @@
+"""Hidden checks for assignment ``decoding`` (chapter 9: 디코딩 전략).
+
+The student's functions take data only: logits, token ids, numbers, and for the decoding loops a
+logits table that the notebook's given ``TableLM`` turns into a model (next-token logits from the
+last token, or the last two). Every result is compared exactly with ``solutions.decoding`` run on
+the same ``TableLM`` (``REFERENCE`` below):
+
+- ``greedy_decode``: argmax per step, EOS per row (finished rows receive EOS, early stop).
+- ``top_k_filter`` / ``top_p_filter``: batched and 1-d logits, ties (top-k keeps values equal to
+  the k-th; top-p keeps the lower token id first), k > V, the token that crosses p kept, -inf
+  inputs, logits in the thousands, float16/bfloat16; dropped entries must be exactly -inf.
+- ``apply_repetition_penalty``: the Hugging Face sign rule, repeated ids penalised once.
+- ``no_repeat_ngram_ban``: brute-force-proven reference, including the last complete n-gram.
+- ``generate``: seeded sampling gives the reference's tokens for the same seed (one
+  torch.multinomial call per step on the student's generator), reproducibly.
+- ``beam_search``: tokens and GNMT-penalised score, EOS hypotheses, beam 1 = greedy.
+"""
+
+import pytest
+import torch
+import torch.nn as nn
+
+from autograder.checking import CheckFailed, assert_close, extreme, fail, randn
+from solutions import decoding as ref
+
+F16, BF16, F32, F64 = torch.float16, torch.bfloat16, torch.float32, torch.float64
+NEG_INF = float("-inf")
+
+
+# ----------------------------------------------------------------------------- the given model
+
+
+class TableLM(nn.Module):
+    """Same as the notebook's given cell: logits (B, T, V) read from table (V, V) or (V, V, V)."""
+
+    def __init__(self, table):
+        super().__init__()
+        self.table = table
+
+    def forward(self, idx):
+        if self.table.dim() == 2:
+            return self.table[idx]
+        before = torch.cat([idx[:, :1], idx[:, :-1]], dim=1)
+        return self.table[before, idx]
+
+
+def make_generator(seed, device):
+    """Same as the notebook's given helper: a seeded generator for ``device``."""
+    device = torch.device(device)
+    return torch.Generator(device=device if device.type == "cuda" else "cpu").manual_seed(seed)
+
+
+def _greedy(table, idx, max_new_tokens, eos_id=None):
+    return ref.greedy_decode(TableLM(table), idx, max_new_tokens, eos_id)
+
+
+def _generate(table, idx, max_new_tokens, seed, **options):
+    gen = make_generator(seed, idx.device)
+    return ref.generate(TableLM(table), idx, max_new_tokens, generator=gen, **options)
+
+
+def _beam(table, idx, beam_size, max_new_tokens, eos_id=None, length_penalty=0.0):
+    return ref.beam_search(TableLM(table), idx, beam_size, max_new_tokens, eos_id, length_penalty)
+
+
+REFERENCE = {
+    "greedy_decode": _greedy,
+    "top_k_filter": ref.top_k_filter,
+    "top_p_filter": ref.top_p_filter,
+    "apply_repetition_penalty": ref.apply_repetition_penalty,
+    "no_repeat_ngram_ban": ref.no_repeat_ngram_ban,
+    "generate": _generate,
+    "beam_search": _beam,
+    "TableLM": TableLM,
+    "make_generator": make_generator,
+}
+
+
+def compare(student, name, case, args, kwargs, inputs, rtol=None, atol=None, hint=""):
+    """Call the student's ``name`` and compare with REFERENCE[name] on the same arguments."""
+    expected = REFERENCE[name](*args, **kwargs)
+    got = student.call(name, *args, **kwargs)
+    try:
+        assert_close(got, expected, what=f"{name} [{case}]", inputs=inputs, rtol=rtol, atol=atol)
+    except CheckFailed as e:
+        raise CheckFailed(str(e) + hint) from None
+    return got
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def ids(rng, V, *shape, device="cpu"):
+    return torch.randint(0, V, shape, generator=rng).to(device)
+
+
+def table(rng, V, order=1, scale=2.0, dtype=F64, device="cpu"):
+    """Random logits table (V, V) or (V, V, V)."""
+    return randn(rng, *([V] * (order + 1)), scale=scale, dtype=dtype, device=device)
+
+
+def chain_table(V, eos, device):
+    """Greedy path t -> t + 1 -> ... -> eos (= V - 1) -> 0: a row ends after its own number of
+    steps, and the model would go on after eos (so finished rows must be forced to eos)."""
+    t = torch.full((V, V), -3.0, dtype=F64)
+    nxt = torch.arange(V) + 1
+    nxt[eos] = 0
+    t[torch.arange(V), nxt] = 3.0
+    return t.to(device)
+
+
+def script_table(device):
+    """Prompt [1]: [eos] has P ~ 0.5; [2, 3, 4, eos] has P ~ 0.45 * 0.9 ** 3, lower, but wins
+    once the GNMT penalty with alpha = 2 divides log P by ((5 + 4) / 6) ** 2. The small
+    probabilities are all different, so no two candidates tie."""
+    probs = 0.01 + 1e-3 * torch.arange(25, dtype=F64).reshape(5, 5)
+    probs[1, 0], probs[1, 1], probs[1, 2] = 0.5, 1e-4, 0.45
+    for a, b in ((2, 3), (3, 4), (4, 0), (0, 1)):
+        probs[a, b] = 0.9
+    return (probs / probs.sum(-1, keepdim=True)).log().to(device)
+
+
+def seed_of(rng):
+    return int(torch.randint(1, 2**31 - 1, (1,), generator=rng))
+
+
+# ----------------------------------------------------------------------------- greedy
+
+
+def greedy_eos_midway(rng, d):
+    tab, prompt = table(rng, 6, device=d), ids(rng, 6, 4, 3, device=d)
+    eos = int(_greedy(tab, prompt, 4)[0, 4])  # row 0 reaches it by its second step
+    return (tab, prompt, 8), {"eos_id": eos}
+
+
+def greedy_all_finish(rng, d):
+    first = ids(rng, 6, 3, 1, device=d)
+    prompt = torch.cat([first, torch.tensor([[0], [2], [4]], device=d)], dim=1)
+    return (chain_table(7, 6, d), prompt, 12), {"eos_id": 6}
+
+
+def greedy_eos_never(rng, d):
+    tab = table(rng, 6, device=d)
+    tab[:, 2] = -50.0
+    return (tab, ids(rng, 6, 2, 3, device=d), 7), {"eos_id": 2}
+
+
+GREEDY = {
+    "eos: rows finish at different steps, then stop": greedy_all_finish,
+    "eos reached mid-way": greedy_eos_midway,
+    "eos_id never produced": greedy_eos_never,
+    "no eos_id, B=3": lambda rng, d: (
+        (table(rng, 8, device=d), ids(rng, 8, 3, 4, device=d), 9),
+        {},
+    ),
+    "table (V, V, V): last two tokens": lambda rng, d: (
+        (table(rng, 7, order=2, device=d), ids(rng, 7, 2, 3, device=d), 8),
+        {},
+    ),
+    "float32 table, prompt length 1": lambda rng, d: (
+        (table(rng, 9, dtype=F32, device=d), ids(rng, 9, 1, 1, device=d), 6),
+        {},
+    ),
+    "max_new_tokens=0": lambda rng, d: (
+        (table(rng, 5, device=d), ids(rng, 5, 2, 3, device=d), 0),
+        {},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(GREEDY))
+def test_greedy_decode(student, rng, device, case):
+    args, kwargs = GREEDY[case](rng, device)
+    inputs = {"table": args[0], "idx": args[1], "max_new_tokens": args[2], **kwargs}
+    compare(student, "greedy_decode", case, args, kwargs, inputs)
+
+
+# ----------------------------------------------------------------------------- top-k
+
+
+def with_neg_inf(x, rng, frac=0.4):
+    """Copy of x with about frac of its entries set to -inf (the first of each row kept)."""
+    drop = torch.rand(x.shape, generator=rng) < frac
+    drop[..., 0] = False
+    return x.masked_fill(drop.to(x.device), NEG_INF)
+
+
+TOP_K = {
+    "ties at the k-th value are kept": lambda rng, d: (
+        torch.randint(0, 4, (5, 10), generator=rng).to(d, F32),
+        3,
+    ),
+    "k > V": lambda rng, d: (randn(rng, 3, 6, device=d), 9),
+    "k = V": lambda rng, d: (randn(rng, 3, 6, device=d), 6),
+    "k = 1": lambda rng, d: (randn(rng, 4, 11, scale=3.0, device=d), 1),
+    "(B, V), k = 5": lambda rng, d: (randn(rng, 6, 20, scale=2.0, device=d), 5),
+    "1-d logits (V,)": lambda rng, d: (randn(rng, 12, dtype=F64, device=d), 4),
+    "-inf entries, k > finite count": lambda rng, d: (
+        with_neg_inf(randn(rng, 4, 8, device=d), rng),
+        7,
+    ),
+    "float16": lambda rng, d: (randn(rng, 3, 16, scale=4.0, dtype=F16, device=d), 4),
+    "bfloat16": lambda rng, d: (randn(rng, 3, 16, scale=4.0, dtype=BF16, device=d), 4),
+    "logits~-max(float32)": lambda rng, d: (
+        randn(rng, 3, 9, scale=1e37, shift=-extreme(F32), device=d),
+        3,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(TOP_K))
+def test_top_k_filter(student, rng, device, case):
+    logits, k = TOP_K[case](rng, device)
+    compare(student, "top_k_filter", case, (logits, k), {}, {"logits": logits, "k": k})
+
+
+# ----------------------------------------------------------------------------- top-p
+
+
+def nucleus_margin(logits, p):
+    """Smallest |mass before a token - p| over the tokens after the first (float64 maths on the
+    given values): far from 0, every sensible rounding keeps the same tokens as the reference."""
+    x = logits.detach().double().cpu().reshape(-1, logits.shape[-1])
+    sorted_x, _ = torch.sort(x, dim=-1, descending=True, stable=True)
+    probs = torch.softmax(sorted_x, dim=-1)
+    before = (torch.cumsum(probs, dim=-1) - probs)[:, 1:]
+    return float((before - p).abs().min()) if before.numel() else 1.0
+
+
+def nucleus_case(rng, shape, scale, dtype, d, margin, shift=0.0):
+    """Random logits and the p in [0.3, 0.95] farthest from every token's mass before it."""
+    for _ in range(100):
+        logits = randn(rng, *shape, scale=scale, shift=shift, dtype=dtype, device=d)
+        grid = [0.3 + 0.65 * i / 200 for i in range(201)]
+        p = max(grid, key=lambda q: nucleus_margin(logits, q))
+        if nucleus_margin(logits, p) >= margin:
+            return logits, round(p, 4)
+    raise RuntimeError("no well-separated top-p case found")
+
+
+def crossing_token(rng, d):
+    """probs (0.5, 0.3, 0.15, 0.05) in a random order per row, p = 0.7: the nucleus is the two
+    most likely tokens (0.5 < 0.7 <= 0.8)."""
+    base = torch.tensor([0.5, 0.3, 0.15, 0.05], dtype=F64).log()
+    rows = [base[torch.randperm(4, generator=rng)] for _ in range(3)]
+    return torch.stack(rows).to(d, F32), 0.7
+
+
+def ties(rng, d):
+    rows = [[1.0, 3.0, 1.0, 3.0, 1.0, 0.0], [0.0] * 6, [2.0, 2.0, 2.0, -1.0, 2.0, -1.0]]
+    return torch.tensor(rows, device=d), 0.3
+
+
+TOP_P = {
+    "the token that crosses p is kept": crossing_token,
+    "ties: the lower token id comes first": ties,
+    "p = 1 keeps everything": lambda rng, d: (randn(rng, 3, 7, device=d), 1.0),
+    "tiny p keeps only the argmax": lambda rng, d: (randn(rng, 4, 9, device=d), 1e-4),
+    "logits~1000": lambda rng, d: (randn(rng, 3, 10, scale=1000.0, device=d), 0.9),
+    "(B, V) float32": lambda rng, d: nucleus_case(rng, (3, 12), 2.0, F32, d, 1e-3),
+    "logits all ~100 (exp overflows float32)": lambda rng, d: nucleus_case(
+        rng, (2, 10), 1.0, F32, d, 1e-3, shift=100.0
+    ),
+    "1-d logits (V,), float64": lambda rng, d: nucleus_case(rng, (15,), 1.5, F64, d, 1e-3),
+    "-inf entries": lambda rng, d: (
+        with_neg_inf(torch.tensor([[2.0, 1.0, 0.5, 0.2, 0.0, -1.0]] * 3, device=d), rng),
+        0.75,
+    ),
+    "float16": lambda rng, d: nucleus_case(rng, (2, 8), 2.0, F16, d, 0.02),
+    "bfloat16": lambda rng, d: nucleus_case(rng, (2, 6), 2.0, BF16, d, 0.03),
+}
+
+
+@pytest.mark.parametrize("case", list(TOP_P))
+def test_top_p_filter(student, rng, device, case):
+    logits, p = TOP_P[case](rng, device)
+    compare(student, "top_p_filter", case, (logits, p), {}, {"logits": logits, "p": p})
+
+
+# ----------------------------------------------------------------------------- repetition penalty
+
+
+def signs(rng, d):
+    logits = torch.tensor([[2.0, -2.0, 0.5, -1.0, 3.0], [1.5, -0.5, 0.0, -3.0, 0.25]], device=d)
+    return logits, torch.tensor([[1, 0, 3], [3, 1, 2]], device=d), 1.5
+
+
+def repeated(rng, d):
+    logits = randn(rng, 3, 6, scale=2.0, device=d)
+    prev = torch.tensor([[2, 2, 2, 2], [0, 5, 0, 5], [1, 1, 3, 1]], device=d)
+    return logits, prev, 2.0
+
+
+PENALTY = {
+    "negative logits are multiplied": signs,
+    "repeated ids are penalised once": repeated,
+    "penalty < 1": lambda rng, d: (randn(rng, 4, 10, device=d), ids(rng, 10, 4, 6, device=d), 0.7),
+    "rows with their own prev_ids": lambda rng, d: (
+        randn(rng, 5, 12, scale=3.0, device=d),
+        ids(rng, 12, 5, 9, device=d),
+        1.3,
+    ),
+    "empty prev_ids (B, 0)": lambda rng, d: (
+        randn(rng, 2, 5, device=d),
+        torch.zeros(2, 0, dtype=torch.long, device=d),
+        1.2,
+    ),
+    "-inf entries": lambda rng, d: (
+        with_neg_inf(randn(rng, 3, 8, device=d), rng),
+        ids(rng, 8, 3, 5, device=d),
+        1.4,
+    ),
+    "float64": lambda rng, d: (
+        randn(rng, 3, 7, dtype=F64, device=d),
+        ids(rng, 7, 3, 4, device=d),
+        1.25,
+    ),
+    "float16": lambda rng, d: (
+        randn(rng, 3, 9, scale=3.0, dtype=F16, device=d),
+        ids(rng, 9, 3, 5, device=d),
+        1.5,
+    ),
+    "bfloat16": lambda rng, d: (
+        randn(rng, 3, 9, scale=3.0, dtype=BF16, device=d),
+        ids(rng, 9, 3, 5, device=d),
+        1.5,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(PENALTY))
+def test_repetition_penalty(student, rng, device, case):
+    logits, prev, penalty = PENALTY[case](rng, device)
+    inputs = {"logits": logits, "prev_ids": prev, "penalty": penalty}
+    compare(student, "apply_repetition_penalty", case, (logits, prev, penalty), {}, inputs)
+
+
+# ----------------------------------------------------------------------------- n-gram ban
+
+
+def fixed(rows, V, n, d):
+    return torch.zeros(len(rows), V, device=d), torch.tensor(rows, device=d), n
+
+
+NGRAM = {
+    "the last n-gram counts too": lambda rng, d: fixed([[3, 1, 2, 2], [0, 4, 4, 4]], 5, 2, d),
+    "n=3 by hand": lambda rng, d: fixed([[5, 6, 7, 5, 6], [1, 2, 3, 4, 5]], 9, 3, d),
+    "several earlier matches": lambda rng, d: fixed([[1, 2, 1, 3, 1, 0, 1]], 4, 2, d),
+    "n=1 bans every seen token": lambda rng, d: (
+        randn(rng, 3, 10, device=d),
+        ids(rng, 10, 3, 4, device=d),
+        1,
+    ),
+    "L < n: unchanged": lambda rng, d: (randn(rng, 2, 6, device=d), ids(rng, 6, 2, 3, device=d), 4),
+    "n = 0: unchanged": lambda rng, d: (randn(rng, 2, 6, device=d), ids(rng, 6, 2, 3, device=d), 0),
+    "random ids, n=2": lambda rng, d: (randn(rng, 5, 5, device=d), ids(rng, 5, 5, 12, device=d), 2),
+    "random ids, n=3": lambda rng, d: (randn(rng, 5, 3, device=d), ids(rng, 3, 5, 15, device=d), 3),
+    "random ids, n=4, float16": lambda rng, d: (
+        randn(rng, 4, 2, dtype=F16, device=d),
+        ids(rng, 2, 4, 16, device=d),
+        4,
+    ),
+    "-inf entries": lambda rng, d: (
+        with_neg_inf(randn(rng, 3, 4, device=d), rng),
+        ids(rng, 4, 3, 10, device=d),
+        2,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(NGRAM))
+def test_no_repeat_ngram(student, rng, device, case):
+    logits, prev, n = NGRAM[case](rng, device)
+    inputs = {"logits": logits, "ids": prev, "n": n}
+    compare(student, "no_repeat_ngram_ban", case, (logits, prev, n), {}, inputs)
+
+
+# ----------------------------------------------------------------------------- seeded sampling
+
+SAMPLING_HINT = (
+    "\n같은 seed 에서 참조 구현과 다른 토큰을 뽑았습니다. 순서(반복 페널티 → n-그램 금지 → 온도 → "
+    "top-k → top-p → 소프트맥스)와, 함수 시작에서 make_generator(seed, idx.device) 로 생성기를 "
+    "한 번만 만들고 스텝마다 torch.multinomial(probs, num_samples=1, generator=gen) 을 (B, V) "
+    "전체에 한 번 부르는지 확인하세요."
+)
+
+
+def eos_table(rng, d):
+    tab = table(rng, 8, scale=1.5, device=d)
+    tab[:, 5] += 2.0  # eos_id 5 is likely, so rows finish at different steps
+    return tab
+
+
+SAMPLING = {
+    "temperature=1, no filters": lambda rng, d: (table(rng, 9, device=d), 3, 3, 10, {}),
+    "temperature=0.7, top_k=4": lambda rng, d: (
+        table(rng, 10, device=d),
+        4,
+        2,
+        10,
+        {"temperature": 0.7, "top_k": 4},
+    ),
+    "temperature=1.3, top_p=0.8": lambda rng, d: (
+        table(rng, 10, device=d),
+        4,
+        2,
+        12,
+        {"temperature": 1.3, "top_p": 0.8},
+    ),
+    "repetition_penalty=1.5, top_k=6": lambda rng, d: (
+        table(rng, 8, device=d),
+        3,
+        4,
+        10,
+        {"repetition_penalty": 1.5, "top_k": 6},
+    ),
+    "no_repeat_ngram_size=2": lambda rng, d: (
+        table(rng, 12, device=d),
+        3,
+        3,
+        10,
+        {"no_repeat_ngram_size": 2, "temperature": 0.9},
+    ),
+    "eos_id: rows finish at different steps": lambda rng, d: (
+        eos_table(rng, d),
+        4,
+        2,
+        15,
+        {"eos_id": 5},
+    ),
+    "log-prob table (all logits < 0), repetition_penalty=2": lambda rng, d: (
+        torch.log_softmax(table(rng, 6, device=d), dim=-1),
+        3,
+        2,
+        12,
+        {"repetition_penalty": 2.0},
+    ),
+    "temperature=0 (argmax, no draw)": lambda rng, d: (
+        table(rng, 7, order=2, device=d),
+        2,
+        3,
+        8,
+        {"temperature": 0, "repetition_penalty": 1.2},
+    ),
+    "all options, table (V, V, V)": lambda rng, d: (
+        table(rng, 12, order=2, device=d),
+        3,
+        3,
+        12,
+        {
+            "temperature": 0.8,
+            "top_k": 8,
+            "top_p": 0.9,
+            "repetition_penalty": 1.3,
+            "no_repeat_ngram_size": 3,
+            "eos_id": 0,
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(SAMPLING))
+def test_generate(student, rng, device, case):
+    tab, B, T, n, options = SAMPLING[case](rng, device)
+    V = tab.shape[0]
+    prompt = ids(rng, V, B, T, device=device)
+    seed = seed_of(rng)
+    args = (tab, prompt, n, seed)
+    inputs = {"table": tab, "idx": prompt, "max_new_tokens": n, "seed": seed, **options}
+    got = compare(student, "generate", case, args, options, inputs, hint=SAMPLING_HINT)
+    again = student.call("generate", *args, **options)
+    if not (isinstance(again, torch.Tensor) and torch.equal(again.cpu(), got.cpu())):
+        fail(
+            f"generate [{case}]: 같은 seed 로 두 번 부르면 같은 토큰이 나와야 하는데 다릅니다 "
+            "(전역 난수 대신 seed 로 만든 생성기만 쓰세요)",
+            inputs,
+        )
+
+
+# ----------------------------------------------------------------------------- beam search
+
+
+def beam_random(rng, d, V=6, order=1, T=2, eos=0, boost=1.0, dtype=F64):
+    tab = table(rng, V, order=order, scale=1.5, dtype=dtype, device=d)
+    if eos is not None:
+        tab[..., eos] += boost
+    return tab, ids(rng, V, 1, T, device=d)
+
+
+BEAM = {
+    "length penalty changes the winner (alpha=2)": lambda rng, d: (
+        (script_table(d), torch.tensor([[1]], device=d), 3, 4),
+        {"eos_id": 0, "length_penalty": 2.0},
+    ),
+    "same model, alpha=0 prefers the short one": lambda rng, d: (
+        (script_table(d), torch.tensor([[1]], device=d), 3, 4),
+        {"eos_id": 0, "length_penalty": 0.0},
+    ),
+    "eos, alpha=0.6, beam 3": lambda rng, d: (
+        (*beam_random(rng, d), 3, 6),
+        {"eos_id": 0, "length_penalty": 0.6},
+    ),
+    "eos, alpha=1.0, beam 2, table (V, V, V)": lambda rng, d: (
+        (*beam_random(rng, d, V=5, order=2, eos=4), 2, 7),
+        {"eos_id": 4, "length_penalty": 1.0},
+    ),
+    "wide beam (exhaustive), alpha=0.7": lambda rng, d: (
+        (*beam_random(rng, d, V=4, boost=0.5), 64, 4),
+        {"eos_id": 0, "length_penalty": 0.7},
+    ),
+    "beam 1 = greedy (no eos)": lambda rng, d: ((*beam_random(rng, d, V=7, eos=None), 1, 6), {}),
+    "no eos: runs full length, beam 3": lambda rng, d: (
+        (*beam_random(rng, d, V=5, T=3, eos=None), 3, 6),
+        {},
+    ),
+    "float32 table, beam 4, alpha=0.5": lambda rng, d: (
+        (*beam_random(rng, d, V=6, dtype=F32), 4, 5),
+        {"eos_id": 0, "length_penalty": 0.5},
+    ),
+    "max_new_tokens=0": lambda rng, d: ((*beam_random(rng, d, V=4), 2, 0), {"eos_id": 0}),
+}
+
+
+@pytest.mark.parametrize("case", list(BEAM))
+def test_beam_search(student, rng, device, case):
+    args, kwargs = BEAM[case](rng, device)
+    inputs = {
+        "table": args[0],
+        "idx": args[1],
+        "beam_size": args[2],
+        "max_new_tokens": args[3],
+        **kwargs,
+    }
+    compare(student, "beam_search", case, args, kwargs, inputs, rtol=1e-5, atol=1e-7)
