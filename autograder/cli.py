@@ -142,31 +142,44 @@ def summary(assignment, tasks, reports, course, seconds, engine):
 
 def grade(args):
     t0 = time.monotonic()
+    # jsonschema (via nbformat, imported with the course's config) builds ~40 grammar parsers
+    # at import when the optional rfc3987_syntax package is present (~2 s); nbformat never
+    # validates IRI formats.
+    sys.modules.setdefault("rfc3987_syntax", None)
     root = Path(args.course).resolve()
     for a in args.assignment:
         if not (root / "source" / a).is_dir():
             sys.exit(f"no source/{a}/ under {root} (run from exercises/)")
         if not (root / "release" / a).is_dir():
             sys.exit(f"run `nbgrader generate_assignment {a}` first")
-    config = course_config(root)
-    limits = SandboxLimits(config=config)
-    if args.wall is not None:
-        limits.wall_s = args.wall
     from autograder.engine import Engine
 
-    try:  # the judges start now: sandboxes and torch imports overlap the rest of this set-up
-        engine = Engine(
+    def start_engine(limits, config=None):
+        options = config.EngineGrade if config is not None else {}
+        return Engine(
             jobs=args.jobs,
             limits=limits,
-            unsafe=args.unsafe or config.EngineGrade.get("unsafe_no_sandbox", False),
-            checks_dir=config.EngineGrade.get("checks_dir") or None,
+            unsafe=args.unsafe or options.get("unsafe_no_sandbox", False),
+            checks_dir=options.get("checks_dir") or None,
             assignments=args.assignment,
         )
+
+    def with_wall(limits):
+        if args.wall is not None:
+            limits.wall_s = args.wall
+        return limits
+
+    try:  # the judges start at once, on default settings, while the course's config is read
+        engine = start_engine(with_wall(SandboxLimits()))
+        config = course_config(root)
+        options = config.EngineGrade
+        if options.get("checks_dir") or options.get("unsafe_no_sandbox", False):
+            engine.close()  # the course grades differently: start again on its settings
+            engine = start_engine(with_wall(SandboxLimits(config=config)), config)
+        else:
+            engine.set_limits(with_wall(SandboxLimits(config=config)))
     except SandboxUnavailable as e:
         sys.exit(f"refusing to grade: {e}")
-    # jsonschema (via nbformat) builds ~40 grammar parsers at import when the optional
-    # rfc3987_syntax package is present (~2 s); nbformat never validates IRI formats.
-    sys.modules.setdefault("rfc3987_syntax", None)
     from tqdm import tqdm
 
     from autograder import notebook as nbio

@@ -63,12 +63,14 @@ class Judge:
         self.sock = None
         self.file = None
         self.fresh = False  # started, "ready" not read yet
+        self.limits_sent = 0  # the engine's limits version this process has
         self.log_path = None
         self.thread = threading.Thread(target=self.run, daemon=True, name=f"judge-{slot}")
 
     def start(self):
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         settings = dict(self.engine.settings, fd=theirs.fileno(), slot=self.slot)
+        self.limits_sent = self.engine.limits_version
         fd, self.log_path = tempfile.mkstemp(prefix=f"autograder-judge{self.slot}-", suffix=".log")
         with os.fdopen(fd, "wb") as errlog:
             cmd = [sys.executable, "-m", "autograder.judge_process", json.dumps(settings)]
@@ -116,6 +118,10 @@ class Judge:
                     self.start()
                 if self.fresh:
                     self.ready()
+                if self.limits_sent != self.engine.limits_version:
+                    limits = {"op": "limits", "limits": self.engine.settings["limits"]}
+                    self.file.write(json.dumps(limits).encode() + b"\n")
+                    self.limits_sent = self.engine.limits_version
                 self.file.write(json.dumps(payload).encode() + b"\n")
                 self.file.flush()
                 msg = self.receive(self.engine.job_timeout(payload))
@@ -169,6 +175,7 @@ class Engine:
             "unsafe": self.unsafe,
             "run_seed": self.run_seed,
         }
+        self.limits_version = 0
         self.jobs_queue = queue.Queue()
         self.judges = [Judge(self, slot) for slot in range(self.jobs)]
         for judge in self.judges:  # start now: sandboxes and imports overlap the caller's work
@@ -176,6 +183,13 @@ class Engine:
             judge.thread.start()
         self.closed = False
         atexit.register(self.close)
+
+    def set_limits(self, limits):
+        """Grade the jobs submitted from now on under ``limits`` (judges get them before their
+        next job; only a change of tmpfs size or start-up time restarts a sandbox)."""
+        self.limits = limits
+        self.settings["limits"] = limits.as_dict()
+        self.limits_version += 1
 
     def job_timeout(self, payload):
         """Seconds a judge may take for one notebook before it is presumed hung."""

@@ -47,10 +47,24 @@ class JudgeLoop:
             if not line:
                 return True
             job = json.loads(line)
+            if job.get("op") == "limits":
+                self.set_limits(job["limits"])
+                continue
             if job.get("op") != "grade":
                 return True
             report = self.grade(session.config, job)
             self.send({"op": "report", "id": job["id"], "report": report.to_data()})
+
+    def set_limits(self, values):
+        """New limits before the first job (the batch command reads them from the course's
+        configuration while the judges start). Per-check limits apply from the next child;
+        a sandbox-level one (tmpfs size, start-up time) restarts the sandbox."""
+        from autograder.sandbox import SandboxLimits
+
+        old, new = self.sandbox.limits, SandboxLimits(**values)
+        self.sandbox.limits = new
+        if (old.tmpfs_bytes, old.start_s) != (new.tmpfs_bytes, new.start_s):
+            self.sandbox.restart_async()
 
     def send(self, message):
         self.file.write(json.dumps(message).encode() + b"\n")

@@ -159,6 +159,9 @@ def pytest_runtest_makereport(item, call):
     report = yield
     if report.failed and call.excinfo is not None and "student" in item.fixturenames:
         outcome, message = feedback(call.excinfo.value)
+        label = case_label(item)
+        if label and label not in message:
+            message = f"[{label}] {message}"
         current = item.config.stash.get(GRADING, None)
         grading = current or item.config.stash[INSTRUCTOR].get(assignment_of(item))
         if grading is not None and outcome == "failed":
@@ -167,6 +170,15 @@ def pytest_runtest_makereport(item, call):
         key = (assignment_of(item), item.originalname)
         item.config.stash[SUMMARY].setdefault(key, [outcome, f"[{item.name}] {message}"])
     return report
+
+
+def case_label(item):
+    """What distinguishes this item from the others of its test function (its parameters
+    other than the device), e.g. 'logits~3000' or 'T=3,S=7'."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return ", ".join(
+        v if isinstance(v, str) else f"{k}={v}" for k, v in params.items() if k != "device"
+    )
 
 
 def pytest_runtest_teardown(item, nextitem):

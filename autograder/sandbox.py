@@ -322,6 +322,13 @@ class Sandbox:
         self._starting = threading.Thread(target=self._start_quietly, daemon=True)
         self._starting.start()
 
+    def restart_async(self):
+        """Wait for a start in progress, then start again (e.g. with new limits)."""
+        if self._starting is not None:
+            self._starting.join()
+            self._starting = None
+        self.start_async()
+
     def _start_quietly(self):
         try:
             self.start()

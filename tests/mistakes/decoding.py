@@ -64,7 +64,7 @@ MISTAKES = [
     return logits.masked_fill(logits < kth, float("-inf"))
 ''',
         "fails": ["test_top_k_filter"],
-        "says": "k > V",
+        "says": "out of range",
     },
     {
         "name": "top_k_fills_minus_1e9",
@@ -205,7 +205,7 @@ MISTAKES = [
     return logits.masked_fill(hits > 0, float("-inf"))
 ''',
         "fails": ["test_no_repeat_ngram"],
-        "says": "n=1",
+        "says": "grams[..., :-1]",
     },
     {
         "name": "ngram_short_sequence_crashes",
@@ -224,7 +224,7 @@ MISTAKES = [
     return logits.masked_fill(hits > 0, float("-inf"))
 ''',
         "fails": ["test_no_repeat_ngram"],
-        "says": "L < n",
+        "says": "ids.unfold",
     },
     {
         "name": "ngram_ban_mask_on_cpu",

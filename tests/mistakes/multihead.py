@@ -249,7 +249,7 @@ def merge_heads(x):
         return self.out_proj(merge_heads(weights @ v))
 ''',
         "fails": ["test_mha_mask_cross", "test_torch_mha"],
-        "says": "cross-attention",
+        "says": "context=",
     },
     {
         "name": "mha_causal_also_in_cross_attention",

@@ -489,7 +489,7 @@ MISTAKES = [
         return self.layer(x, src_mask=None if mask is None else ~mask)
 """,
         "fails": ["test_transformer_block"],
-        "says": "없는 이름",
+        "says": "TransformerEncoderLayer",
     },
     {
         "name": "block_uses_nn_layernorm",
