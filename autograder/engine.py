@@ -26,7 +26,7 @@ from pathlib import Path
 
 from autograder import notebook as nbio
 from autograder.report import Report, empty_report
-from autograder.sandbox import SandboxLimits, check_bwrap, unsafe_requested
+from autograder.sandbox import SandboxLimits, check_bwrap, kill_group, unsafe_requested
 from autograder.seeds import new_run_seed
 
 log = logging.getLogger("autograder")
@@ -137,13 +137,7 @@ class Judge:
                 future.set_result(empty_report(payload["grade_ids"], message))
 
     def stop(self):
-        if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, 9)
-            except OSError:
-                pass
-            self.proc.wait()
-            self.proc = None
+        self.proc = kill_group(self.proc)
         if self.file is not None:
             self.file.close()
             self.sock.close()

@@ -16,6 +16,7 @@ from autograder import wire
 from autograder.checking import CheckFailed, describe
 from autograder.sandbox import StudentRaised, WorkerCrashed, WorkerTimeout, parse_reply
 from autograder.seeds import derive_seed
+from autograder.worker import Child, flat_tensors
 
 # errors that mean tensors on two devices met (the student made a tensor on the wrong one)
 DEVICE_MIX = re.compile(r"same device|expected device|two devices|wrong device", re.I)
@@ -107,8 +108,6 @@ class ReferenceSession:
     wall_s = float("inf")
 
     def __init__(self, namespace):
-        from autograder.worker import Child
-
         self.child = Child(namespace=dict(namespace))
 
     def request(self, header, values=None):
@@ -152,16 +151,6 @@ def _carries_device(values):
     if isinstance(values, dict):
         return any(_carries_device(v) for v in values.values())
     return False
-
-
-def _tensors(value):
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, list | tuple):
-        return [t for v in value for t in _tensors(v)]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _tensors(v)]
-    return []
 
 
 class Student:
@@ -316,7 +305,7 @@ class Student:
                 ) from None
             return  # value-dependent code (e.g. int(t.max())) cannot run on meta: no verdict
         result = out.get("output", out.get("value"))
-        wrong = [t for t in _tensors(result) if t.device.type != "meta"]
+        wrong = [t for t in flat_tensors(result) if t.device.type != "meta"]
         if wrong:
             raise CheckFailed(
                 f"{what}: 입력이 다른 장치(device)에 있을 때도 결과가 {wrong[0].device.type}에 "

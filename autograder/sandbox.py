@@ -296,13 +296,7 @@ class Sandbox:
         return self.proc is not None and self.proc.poll() is None
 
     def close(self):
-        if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, 9)
-            except OSError:
-                pass
-            self.proc.wait()
-            self.proc = None
+        self.proc = kill_group(self.proc)
         if self.ctl is not None:
             self.ctl.close()
             self.ctl = None
@@ -375,15 +369,13 @@ class Sandbox:
         return "sandbox restarted"
 
 
-def prestart(jobs=None, limits=None, unsafe=False):
-    """Create and start ``jobs`` sandboxes in the background; pass them to Engine(sandboxes=).
-
-    Imports nothing heavy itself, so the zygotes import torch while the caller does too."""
-    jobs = max(1, int(jobs or os.cpu_count() or 1))
-    unsafe = unsafe_requested(unsafe)
-    if not unsafe:
-        check_bwrap()
-    boxes = [Sandbox(slot=i, limits=limits or SandboxLimits(), unsafe=unsafe) for i in range(jobs)]
-    for sb in boxes:
-        sb.start_async()
-    return boxes
+def kill_group(proc):
+    """SIGKILL the process group of ``proc`` (started with start_new_session) and reap
+    ``proc``; returns None, for ``self.proc = kill_group(self.proc)``."""
+    if proc is not None:
+        try:
+            os.killpg(proc.pid, 9)
+        except OSError:
+            pass
+        proc.wait()
+    return None
