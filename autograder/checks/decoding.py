@@ -227,11 +227,22 @@ def nucleus_margin(logits, p):
     return float((before - p).abs().min()) if before.numel() else 1.0
 
 
-def nucleus_case(rng, shape, scale, dtype, d, margin, shift=0.0):
-    """Random logits and the p in [0.3, 0.95] farthest from every token's mass before it."""
+def top_mass(logits):
+    """Largest probability in any row (float64 maths on the given values)."""
+    x = logits.detach().double().cpu().reshape(-1, logits.shape[-1])
+    return float(torch.softmax(x, dim=-1).max())
+
+
+def nucleus_case(rng, shape, scale, dtype, d, margin, shift=0.0, several=False):
+    """Random logits and the p in [0.3, 0.95] farthest from every token's mass before it.
+    ``several``: p above every row's largest probability, so each row keeps two or more tokens
+    (an implementation that keeps only the argmax cannot pass by luck)."""
     for _ in range(100):
         logits = randn(rng, *shape, scale=scale, shift=shift, dtype=dtype, device=d)
-        grid = [0.3 + 0.65 * i / 200 for i in range(201)]
+        low = top_mass(logits) + margin if several else 0.3
+        grid = [q for q in (0.3 + 0.65 * i / 200 for i in range(201)) if q >= low]
+        if not grid:
+            continue
         p = max(grid, key=lambda q: nucleus_margin(logits, q))
         if nucleus_margin(logits, p) >= margin:
             return logits, round(p, 4)
@@ -259,7 +270,7 @@ TOP_P = {
     "logits~1000": lambda rng, d: (randn(rng, 3, 10, scale=1000.0, device=d), 0.9),
     "(B, V) float32": lambda rng, d: nucleus_case(rng, (3, 12), 2.0, F32, d, 1e-3),
     "logits all ~100 (exp overflows float32)": lambda rng, d: nucleus_case(
-        rng, (2, 10), 1.0, F32, d, 1e-3, shift=100.0
+        rng, (2, 10), 1.0, F32, d, 1e-3, shift=100.0, several=True
     ),
     "1-d logits (V,), float64": lambda rng, d: nucleus_case(rng, (15,), 1.5, F64, d, 1e-3),
     "-inf entries": lambda rng, d: (
