@@ -20,6 +20,8 @@ import threading
 
 import torch
 
+from autograder.worker import manual_seed
+
 MAX_SHOW = 6  # elements shown per tensor in a counterexample
 # (rtol, atol) for half-precision results compared with a float32/64 reference
 HALF_TOL = {torch.float16: (2e-3, 2e-3), torch.bfloat16: (1.6e-2, 8e-3)}
@@ -205,5 +207,5 @@ def seeded(seed, device="cpu"):
     judge's own random state. Train-mode outputs (dropout) can then be compared exactly."""
     devices = [torch.device(device)] if torch.device(device).type == "cuda" else []
     with _SEED_LOCK, torch.random.fork_rng(devices=devices):
-        torch.manual_seed(seed)
+        manual_seed(seed, device)
         yield

@@ -115,14 +115,17 @@ def summary(assignment, tasks, reports, course, seconds, engine):
             elif v.outcome in ("crashed", "timeout", "grader-error"):
                 crashed.add(sid)
     kind = "UNSANDBOXED judge(s)" if engine.unsafe else "sandboxed judge(s)"
+    width = max([40] + [len(n) + 1 + len(gid) for n, gid in points])
     lines = [
         f"Graded {len(students)} submission(s) of '{assignment}' ({len(tasks)} notebook(s)) in "
         f"{seconds:.1f} s with {engine.jobs} {kind} "
         "(gradebook and autograded/ written by nbgrader)",
-        f"{'test cell':<40} {'points':>6} {'passed':>9}",
+        f"{'test cell':<{width}} {'points':>6} {'passed':>9}",
     ]
     for (n, gid), pts in points.items():
-        lines.append(f"{n + '/' + gid:<40} {pts:>6g} {passed[(n, gid)]:>4}/{seen[(n, gid)]:<4}")
+        lines.append(
+            f"{n + '/' + gid:<{width}} {pts:>6g} {passed[(n, gid)]:>4}/{seen[(n, gid)]:<4}"
+        )
     if students:
         vals = list(totals.values())
         lines.append(
@@ -187,20 +190,24 @@ def grade(args):
 
     course = nbio.Course(root)
     code = 0
-    for assignment in args.assignment:
-        t1 = time.monotonic()
+    planned = []  # every assignment's notebooks go to the judges now: they never wait for
+    for assignment in args.assignment:  # nbgrader to finish writing the previous assignment
         tasks = collect(nbio, course, assignment, args.student)
         if not tasks:
             print(f"no submissions of {assignment} under {course.root / 'submitted'}")
             code = 1
             continue
-        bar = tqdm(total=len(tasks), desc=assignment, unit="nb", disable=args.quiet)
-        grader = BatchGrader(engine, bar.update)
+        grader = BatchGrader(engine)
         futures = []
         for sid, n, template, nb in tasks:
             future, rebuilt = engine.submit_notebook(assignment, template, nb)
             futures.append(future)
             grader.expect((assignment, sid, n), future, digest(nbio.graded_code(rebuilt)))
+        planned.append((assignment, tasks, grader, futures))
+    for assignment, tasks, grader, futures in planned:
+        t1 = time.monotonic()
+        bar = tqdm(total=len(tasks), desc=assignment, unit="nb", disable=args.quiet)
+        grader.progress = bar.update
         code |= run_nbgrader_autograde(course, assignment, args.student, grader)
         bar.close()
         reports = [f.result() for f in futures]

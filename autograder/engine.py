@@ -75,8 +75,10 @@ class Judge:
         with os.fdopen(fd, "wb") as errlog:
             cmd = [sys.executable, "-m", "autograder.judge_process", json.dumps(settings)]
             # only the course's pytest plugin (judge_process loads it), not every plugin the venv
-            # has installed (anyio's alone costs 0.6 s of start-up)
-            env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+            # has installed (anyio's alone costs 0.6 s of start-up); one torch thread: a check's
+            # tensors are tiny, and idle OpenMP threads spinning between ops took a third of a
+            # judge's CPU time away from the other judges and the sandboxes
+            env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", OMP_NUM_THREADS="1")
             self.proc = subprocess.Popen(
                 cmd,
                 env=env,

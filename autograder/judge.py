@@ -16,7 +16,7 @@ from autograder import wire
 from autograder.checking import CheckFailed, describe
 from autograder.sandbox import StudentRaised, WorkerCrashed, WorkerTimeout, parse_reply
 from autograder.seeds import derive_seed
-from autograder.worker import Child, flat_tensors
+from autograder.worker import Child
 
 # errors that mean tensors on two devices met (the student made a tensor on the wrong one)
 DEVICE_MIX = re.compile(r"same device|expected device|two devices|wrong device", re.I)
@@ -50,6 +50,7 @@ class CodeFacts:
     def __init__(self, cells):
         self.trees = _parse(cells)
         self.uses = {}  # top-level def/class name -> names it references
+        self._forbidden = {}  # frozenset of names -> _uses_of's answer
         for tree in self.trees:
             for node in tree.body:
                 if isinstance(node, DEFINITIONS):
@@ -69,17 +70,31 @@ class CodeFacts:
         """[(expression, cell, line)] where the cells use an attribute, import or getattr
         string in ``names`` (e.g. 'softmax' matches torch.softmax, F.softmax, x.softmax):
         in top-level code, and in the top-level definitions named in ``within``."""
-        names = set(names)
-        hits = []
-        for i, tree in enumerate(self.trees, start=1):
-            for top in tree.body:
-                if getattr(top, "name", None) not in within and isinstance(top, DEFINITIONS):
-                    continue
-                for node in ast.walk(top):
-                    text = _forbidden_use(node, names)
-                    if text:
-                        hits.append((text[:80], i, getattr(node, "lineno", 0)))
-        return hits
+        return [
+            hit
+            for name, is_definition, hits in self._uses_of(frozenset(names))
+            if not is_definition or name in within
+            for hit in hits
+        ]
+
+    def _uses_of(self, names):
+        """[(top-level name, is a definition, hits)] for ``names``, read once per submission
+        (every item of a check asks again)."""
+        if names not in self._forbidden:
+            found = []
+            for i, tree in enumerate(self.trees, start=1):
+                for top in tree.body:
+                    hits = [
+                        (text[:80], i, getattr(node, "lineno", 0))
+                        for node in ast.walk(top)
+                        if (text := _forbidden_use(node, names))
+                    ]
+                    if hits:
+                        found.append(
+                            (getattr(top, "name", None), isinstance(top, DEFINITIONS), hits)
+                        )
+            self._forbidden[names] = found
+        return self._forbidden[names]
 
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -156,23 +171,25 @@ def _carries_device(values):
 class Student:
     """Proxy to the student's code for one check on one device.
 
-    ``call`` and ``module`` run the student's function or module on the check's device, then
-    once more with every tensor and device argument on ``meta`` (the device probe: a tensor
-    made on the default device shows up there on a CPU-only grader, as it would on a GPU).
-    Inputs that the student's code changes in place fail the check.
+    ``call`` and ``module`` run the student's function or module on the check's device; on a
+    CPU grader the worker runs each kind of call once more under its device probe, where a
+    tensor made without a device lands on ``meta`` (as it would land on the CPU while the
+    inputs live on a GPU). Inputs that the student's code changes in place fail the check.
     """
 
-    def __init__(self, session, device, seed, probe_meta=True, probed=None):
+    def __init__(self, session, device, seed, probe_device=True, probed=None):
         self._session = session
         self.device = torch.device(device)
         self._seed = seed
-        self._probe_meta = probe_meta and self.device.type == "cpu"
+        self._probe_device = probe_device and self.device.type == "cpu"
         self._probed = set() if probed is None else probed  # call signatures already probed
         self.load_errors = []
         self.used = []  # names of the student's code this check called
 
-    def _request(self, op, device=None, **values):
-        header = {"op": op, "device": device or self.device.type, "seed": self._seed}
+    def _request(self, op, probe=False, **values):
+        header = {"op": op, "device": self.device.type, "seed": self._seed}
+        if probe:
+            header["probe"] = True
         try:
             _, out = self._session.request(header, values)
         except WorkerTimeout as e:
@@ -192,12 +209,13 @@ class Student:
         """Call the student's ``name(*args, **kwargs)``; returns tensors/scalars/tuples."""
         self.used.append(name)
         what = call_text(name, args, kwargs)
-        out = self._run("call", what, name=str(name), args=list(args), kwargs=kwargs)
+        probe = self._probe_device and _carries_device([args, kwargs])
+        probe = probe and self._new_signature("call", name, args, kwargs)
+        out = self._run("call", what, probe, name=str(name), args=list(args), kwargs=kwargs)
         if "value" not in out:
             raise CheckFailed(f"{what}: 결과가 없습니다")
         self._check_inputs(out, what)
-        if self._probe_meta and _carries_device([args, kwargs]):
-            self._probe(what, "call", name=str(name), args=list(args), kwargs=kwargs)
+        self._check_probe(out, what)
         return out["value"]
 
     def _new_signature(self, op, name, args, kwargs):
@@ -256,19 +274,20 @@ class Student:
             grad_outputs=grad_outputs,
             forward_seed=forward_seed,
         )
-        out = self._run("module", what, **values)
+        signature = (f"{name}.{method}", [list(inputs), dict(input_kwargs or {})], kwargs)
+        probe = self._probe_device and self._new_signature("module", *signature)
+        out = self._run("module", what, probe, **values)
         if not isinstance(out.get("state"), dict) or "output" not in out:
             raise CheckFailed(f"{what}: 결과 형식이 올바르지 않습니다")
         if grad and not isinstance(out.get("grads"), dict):
             raise CheckFailed(f"{what}: 기울기(gradient)가 없습니다")
         self._check_inputs(out, what)
-        if self._probe_meta:
-            self._probe(what, "module", **dict(values, state_dict=None, grad=False))
+        self._check_probe(out, what)
         return out
 
-    def _run(self, op, what, device=None, **values):
+    def _run(self, op, what, probe=False, **values):
         try:
-            return self._request(op, device=device, **values)
+            return self._request(op, probe, **values)
         except StudentRaised as e:
             hint = ""
             if DEVICE_MIX.search(str(e)):
@@ -288,28 +307,24 @@ class Student:
                 "x - m, torch.where(...))"
             )
 
-    def _probe(self, what, op, **values):
-        """Run again with inputs on the meta device; every result must be on meta too."""
-        args = values.get("args", values.get("inputs", ()))
-        kwargs = values.get("kwargs", values.get("init_kwargs", {}))
-        if not self._new_signature(op, values["name"], args, kwargs):
+    def _check_probe(self, out, what):
+        """The worker's device probe (see worker.DefaultDeviceProbe) -> CheckFailed on a device
+        mix or a result left on the default device; any other error there gives no verdict
+        (e.g. code that reads values of the tensor it made)."""
+        probe = out.get("probe")
+        if not isinstance(probe, dict):
             return
-        try:
-            out = self._request(op, device="meta", **values)
-        except StudentRaised as e:
-            if DEVICE_MIX.search(str(e)):
-                raise CheckFailed(
-                    f"{what}: 입력을 다른 장치(device)에 두고 실행하면 오류가 납니다: {e}\n"
-                    "입력과 다른 장치(예: 기본 장치 CPU)에 새 텐서를 만들고 있습니다. "
-                    "torch.arange(T, device=x.device)처럼 입력의 device를 쓰세요."
-                ) from None
-            return  # value-dependent code (e.g. int(t.max())) cannot run on meta: no verdict
-        result = out.get("output", out.get("value"))
-        wrong = [t for t in flat_tensors(result) if t.device.type != "meta"]
-        if wrong:
+        if DEVICE_MIX.search(str(probe.get("error", ""))):
             raise CheckFailed(
-                f"{what}: 입력이 다른 장치(device)에 있을 때도 결과가 {wrong[0].device.type}에 "
-                "만들어집니다. 새 텐서는 입력(또는 device 인자)과 같은 장치에 만드세요 "
+                f"{what}: 입력이 기본 장치(CPU)가 아닌 장치(device)에 있으면(예: GPU) 오류가 "
+                f"납니다{str(probe.get('where', ''))[:200]}.\n"
+                "입력과 다른 장치(기본 장치)에 새 텐서를 만들고 있습니다. "
+                "torch.arange(T, device=x.device)처럼 입력의 device를 쓰세요."
+            )
+        if probe.get("stray"):
+            raise CheckFailed(
+                f"{what}: 입력이 다른 장치(device)에 있을 때도 결과가 기본 장치에 만들어집니다. "
+                "새 텐서는 입력(또는 device 인자)과 같은 장치에 만드세요 "
                 "(예: torch.eye(n, device=x.device))."
             )
 
@@ -359,18 +374,18 @@ class Grading:
     function gets a fresh child (:meth:`student`), ended by :meth:`end_function`.
     """
 
-    def __init__(self, backend, cells, run_seed, solutions=(), probe_meta=True):
+    def __init__(self, backend, cells, run_seed, solutions=(), probe_device=True):
         self.backend = backend
         self.cells = cells
         self.facts = CodeFacts(solutions)
         self.run_seed = run_seed
-        self.probe_meta = probe_meta
+        self.probe_device = probe_device
         self.function = None
         self.session = None
         self.broken = None  # message, when loading the cells hung or crashed the worker
         self.students = []
         self.loaded = None  # the device the current child's cells were loaded for
-        self.probed = set()  # call signatures the meta-device probe has run in this function
+        self.probed = set()  # call signatures the device probe has run in this function
         self.load_errors = []
 
     def student(self, function, device):
@@ -385,7 +400,7 @@ class Grading:
             self.session = self.backend.open()
         device = torch.device(device)
         seed = derive_seed(self.run_seed, function, device, "worker")
-        student = Student(self.session, device, seed, self.probe_meta, self.probed)
+        student = Student(self.session, device, seed, self.probe_device, self.probed)
         if self.cells is not None and self.loaded != device:
             try:
                 student._load(self.cells)

@@ -9,6 +9,7 @@ Jobs and verdicts are JSON lines between two trusted processes; the secret run s
 and in the engine, and the sandbox only ever receives the concrete inputs of a check.
 """
 
+import gc
 import json
 import os
 import socket
@@ -57,6 +58,8 @@ class JudgeLoop:
             if "student" in item.fixturenames and not skipped(item):
                 key = (assignment_of(item), item.originalname)
                 self.items.setdefault(key, []).append(item)
+        gc.collect()  # the checks, pytest and torch are loaded for good: later collections
+        gc.freeze()  # need not walk them again
         self.send({"op": "ready", "errors": self.errors})
         while True:
             line = self.file.readline()
@@ -146,6 +149,8 @@ def main():
     args += [
         "-p",
         "no:warnings",
+        "-p",
+        "no:logging",
         "--no-header",
         "-o",
         "addopts=",

@@ -257,6 +257,9 @@ def configure(c, jobs=1, checks_dir="", unsafe_no_sandbox=False):
         SaveAutoGradesOnce,
         AssignLatePenalties,
     ]
+    # validate each notebook once, after the last preprocessor, not after every one of them
+    # (nbconvert's own option; the rebuilt notebooks are valid by construction)
+    c.Exporter.optimistic_validation = True
     c.EngineGrade.grader = OnDemandGrader()
     c.EngineGrade.jobs = jobs
     c.EngineGrade.checks_dir = checks_dir

@@ -2,8 +2,8 @@
 
 A frame is ``MAGIC | u32 header length | u64 blob length | header JSON | blob``.
 The header is JSON (names, scalars, devices, dtypes, nesting); every tensor lives in the blob,
-which is a safetensors file, and the header refers to it by key (a meta-device tensor travels as
-its shape and dtype only). Nothing is pickled or evaluated.
+which is a safetensors file, and the header refers to it by key. Nothing is pickled or
+evaluated.
 
 This module is imported by the judge (as ``autograder.wire``) and by the worker inside the
 sandbox (as ``wire``), so it imports only the standard library, torch and safetensors.
@@ -63,9 +63,9 @@ def to_plain(value, tensors):
         return {"D": value.type}
     if isinstance(value, torch.dtype) and value in DTYPES:
         return {"T": str(value).removeprefix("torch.")}
-    if isinstance(value, torch.Tensor) and value.device.type == "meta":
-        return {"m": list(value.shape), "dtype": str(value.dtype).removeprefix("torch.")}
     if isinstance(value, torch.Tensor):
+        if value.device.type not in ("cpu", "cuda"):
+            raise WireError(f"tensor on device {value.device.type!r} (only cpu and cuda travel)")
         key = f"t{len(tensors)}"
         t = torch.Tensor(value.detach()).to("cpu") if type(value) is not torch.Tensor else value
         tensors[key] = t.detach().to("cpu").contiguous().clone()
@@ -106,7 +106,7 @@ def from_plain(node, tensors, device=None, depth=0, count=None):
             raise WireError("malformed float") from e
     if "D" in node and len(node) == 1:
         dev = node["D"]
-        if dev not in ("cpu", "cuda", "meta"):
+        if dev not in ("cpu", "cuda"):
             raise WireError("unknown device")
         return torch.device(device if device is not None else dev)
     if "T" in node and len(node) == 1:
@@ -114,8 +114,6 @@ def from_plain(node, tensors, device=None, depth=0, count=None):
         if dtype is None:
             raise WireError("unknown dtype")
         return dtype
-    if "m" in node and len(node) == 2:
-        return _meta_tensor(node["m"], node.get("dtype"))
     if "t" in node:
         key, dev = node["t"], node.get("dev", "cpu")
         if not isinstance(key, str) or key not in tensors or not isinstance(dev, str):
@@ -145,16 +143,6 @@ def from_plain(node, tensors, device=None, depth=0, count=None):
             out[kv[0]] = from_plain(kv[1], tensors, device, depth + 1, count)
         return out
     raise WireError("malformed value")
-
-
-def _meta_tensor(shape, dtype):
-    """A shape-only tensor on the meta device (results of the device probe, see judge.py)."""
-    ok = isinstance(shape, list) and len(shape) <= 16
-    if not ok or not all(type(n) is int and 0 <= n < 2**40 for n in shape):
-        raise WireError("malformed meta tensor")
-    if not isinstance(dtype, str) or dtype not in DTYPE_NAMES:
-        raise WireError("malformed meta tensor")
-    return torch.empty(shape, dtype=DTYPE_NAMES[dtype], device="meta")
 
 
 def encode(header, values=None):

@@ -12,10 +12,18 @@ child left behind, wipes its scratch directory and reports ``{"op": "done"}``.
 Child: drops to the sandbox uid, applies rlimits, silences stdout/stderr, then serves requests
 from the judge on its own socket: ``load`` (exec the student's solution cells), ``call``,
 ``module``, ``has``. Everything it sends back is data (see wire.py); the judge validates it.
+
+The device probe (a request with ``"probe": true``): after the normal run, the child runs the
+same request again on fresh copies of its inputs under :class:`DefaultDeviceProbe`, where a
+tensor made without a device lands on ``meta`` -- as it would land on the CPU while the inputs
+live on a GPU. A device mix error or a result on ``meta`` then shows, on a CPU-only grader,
+code that ignores its inputs' device.
 """
 
 import builtins
+import contextlib
 import functools
+import gc
 import json
 import os
 import resource
@@ -43,6 +51,9 @@ try:
     import wire  # noqa: E402  (inside the sandbox)
 except ImportError:  # imported as autograder.worker by the tests
     from autograder import wire  # noqa: E402
+
+from torch.overrides import TorchFunctionMode  # noqa: E402
+from torch.utils._device import _device_constructors  # noqa: E402  (torch.device's own list)
 
 PRELUDE = (
     "import math\nimport numpy as np\nimport torch\nimport torch.nn as nn\n"
@@ -127,8 +138,7 @@ def snapshot(args, kwargs):
     out = {}
     for label, value in items:
         for j, t in enumerate(flat_tensors(value)):
-            if t.device.type != "meta":
-                out[label if j == 0 else f"{label}[{j}]"] = (t, t.detach().clone())
+            out[label if j == 0 else f"{label}[{j}]"] = (t, t.detach().clone())
     return out
 
 
@@ -146,6 +156,25 @@ def mutated(snap):
         if not same:
             out.append(label)
     return out
+
+
+class DefaultDeviceProbe(TorchFunctionMode):
+    """While active, a factory function called without a device (torch.ones, torch.arange,
+    torch.tensor, ...) makes its tensor on ``meta`` instead of the default device. Two kinds of
+    call keep the default device, because they are right on a GPU too: a 0-dim result (a CPU
+    scalar tensor mixes with tensors on any device) and a call given a ``generator`` (it draws
+    on the generator's device; the code moves the result where it belongs)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in FACTORIES and kwargs.get("device") is None and kwargs.get("generator") is None:
+            out = func(*args, **dict(kwargs, device="meta"))
+            if not (isinstance(out, torch.Tensor) and out.dim() == 0):
+                return out
+        return func(*args, **kwargs)
+
+
+FACTORIES = _device_constructors()
 
 
 class Child:
@@ -179,11 +208,30 @@ class Child:
         if op == "bye":
             return None
         try:
-            torch.manual_seed(int(header.get("seed", 0)))
-            out = getattr(self, "op_" + str(op))(header, values)
+            manual_seed(header.get("seed", 0), header.get("device") or "cpu")
+            run = getattr(self, "op_" + str(op))
+            out = run(header, values)
+            if header.get("probe") and op in ("call", "module"):
+                out["probe"] = self.probe(run, header, head, blob)
             return reply({"ok": True}, out)
         except BaseException as e:  # student code may raise anything, even SystemExit
             return reply({"ok": False, "error": short_error(e) + cell_location(e, self.sources)})
+
+    def probe(self, run, header, head, blob):
+        """Run the request again under DefaultDeviceProbe, on fresh copies of its inputs ->
+        None (no sign of a device problem), {"error", "where"} (the judge reads device mixes
+        from it; other errors, e.g. reading values of a meta tensor, give no verdict) or
+        {"stray": "meta"} (part of the result was made on the default device)."""
+        _, values = wire.decode(head, blob, device=header.get("device"))
+        try:
+            manual_seed(header.get("seed", 0), header.get("device") or "cpu")
+            out = run(header, values, probe=True)
+        except BaseException as e:
+            return {"error": short_error(e), "where": cell_location(e, self.sources)}
+        result = out.get("value", out.get("output"))
+        if any(t.device.type == "meta" for t in flat_tensors(result)):
+            return {"stray": "meta"}
+        return None
 
     def op_load(self, header, values):
         self.ns = {"__name__": "__main__", "__builtins__": builtins}
@@ -205,26 +253,29 @@ class Child:
     def op_has(self, header, values):
         return {"value": self.ns is not None and values["name"] in self.ns}
 
-    def op_call(self, header, values):
+    def op_call(self, header, values, probe=False):
         fn = self.lookup(values["name"])
         args, kwargs = values.get("args", ()), values.get("kwargs", {})
+        if probe:
+            with DefaultDeviceProbe():
+                return {"value": fn(*args, **kwargs)}
         snap = snapshot(args, kwargs)
         result = fn(*args, **kwargs)
         return {"value": to_result(result), "mutated": mutated(snap)}
 
-    def op_module(self, header, values):
+    def op_module(self, header, values, probe=False):
         cls = self.lookup(values["name"])
         device = header.get("device") or "cpu"
-        torch.manual_seed(int(values.get("seed", 0)))
+        manual_seed(values.get("seed", 0), device)
         m = cls(**values.get("init_kwargs", {}))
         if not isinstance(m, torch.nn.Module):
             raise TypeError(f"{values['name']}(...) is not a torch.nn.Module")
-        state = {k: v.detach().clone() for k, v in m.state_dict().items()}
+        state = None if probe else {k: v.detach().clone() for k, v in m.state_dict().items()}
         m = m.to(device)
-        if values.get("state_dict") is not None and device != "meta":
+        if values.get("state_dict") is not None:
             m.load_state_dict(values["state_dict"], strict=True)
         m.train(bool(values.get("train", False)))
-        grad = bool(values.get("grad", False)) and device != "meta"
+        grad = bool(values.get("grad", False)) and not probe
         inputs = list(values.get("inputs", ()))
         kwargs = values.get("input_kwargs", {})
         if grad:
@@ -234,11 +285,14 @@ class Child:
                 else x
                 for x in inputs
             ]
-        snap = snapshot(inputs, kwargs)
+        snap = {} if probe else snapshot(inputs, kwargs)
         if values.get("forward_seed") is not None:
-            torch.manual_seed(int(values["forward_seed"]))
-        with torch.set_grad_enabled(grad):
+            manual_seed(values["forward_seed"], device)
+        around = DefaultDeviceProbe() if probe else contextlib.nullcontext()
+        with torch.set_grad_enabled(grad), around:
             out = getattr(m, values.get("method") or "forward")(*inputs, **kwargs)
+        if probe:
+            return {"output": out}
         result = {"output": to_result(out), "state": to_result(state), "mutated": mutated(snap)}
         if grad:
             result["grads"] = to_result(gradients(m, inputs, out, values.get("grad_outputs")))
@@ -265,6 +319,16 @@ def gradients(m, inputs, out, grad_outputs):
         if isinstance(x, torch.Tensor) and x.grad is not None:
             grads[f"input{i}"] = x.grad
     return grads
+
+
+def manual_seed(seed, device="cpu"):
+    """``torch.manual_seed(seed)`` for work on ``device``, without its hidden cost: before CUDA
+    (and XPU, MTIA) initialise, torch.manual_seed queues their seeding with a formatted stack
+    trace per call (about 2 ms, and the queue only grows). Seeds the CPU generator, and CUDA's
+    when the work runs there."""
+    torch.default_generator.manual_seed(int(seed))
+    if torch.device(device).type == "cuda":
+        torch.cuda.manual_seed_all(int(seed))
 
 
 def reply(header, values=None):
@@ -368,23 +432,37 @@ def reap(zygote_pid, uid, root):
 
 
 def warm_up():
-    """Pay torch's lazy start-up once here, not in every forked child: the meta-device kernels
-    and the torch._dynamo import that meta reference ops trigger on first use (~1.7 s), and the
-    first autograd/nn calls."""
-    for device in ("meta", "cpu"):
-        x = torch.ones(2, 3, device=device, requires_grad=device == "cpu")
-        y = torch.nn.functional.linear(x / 2.0, torch.ones(4, 3, device=device)).softmax(-1)
-        y = torch.where(y > 0, y.exp() - y.amax(-1, keepdim=True), y).masked_fill(y < 0, 0.0)
-        if device == "cpu":
-            y.sum().backward()
+    """Pay torch's lazy start-up once here, not in every forked child: the first autograd and
+    nn calls. Not the meta-device kernels: only code that makes tensors without a device runs
+    them (under the device probe), and their torch._dynamo import would add ~1.5 s to every
+    sandbox start and 80 MB to every fork."""
+    x = torch.ones(2, 3, requires_grad=True)
+    y = torch.nn.functional.linear(x / 2.0, torch.ones(4, 3)).softmax(-1)
+    y = torch.where(y > 0, y.exp() - y.amax(-1, keepdim=True), y).masked_fill(y < 0, 0.0)
+    y.sum().backward()
+
+
+def cpu_build_seeding():
+    """On a CPU-only torch build, make torch.manual_seed seed just the CPU generator: the CUDA,
+    XPU and MTIA seeding it would queue can never run there, and queueing them formats a stack
+    trace per call (~3 ms in every child whose notebook calls torch.manual_seed)."""
+    if torch.version.cuda is None and torch.version.xpu is None:
+
+        def cpu_manual_seed(seed):
+            return torch.default_generator.manual_seed(int(seed))
+
+        torch.manual_seed = torch.random.manual_seed = cpu_manual_seed
 
 
 def zygote():
     torch.set_num_threads(1)
+    cpu_build_seeding()
     warm_up()
     root = CONFIG.get("scratch_root", "/tmp")
     for name in os.listdir(root):  # e.g. torchinductor_* made by the imports above: a non-empty
         wipe(os.path.join(root, name))  # scratch root would send every check down the reaper path
+    gc.collect()  # children inherit torch's objects as frozen: their collections skip them
+    gc.freeze()  # (and so do not copy the pages they live on)
     ctl = socket.socket(fileno=int(CONFIG["ctl_fd"]))
     me = os.getpid()
     ctl.send(json.dumps({"op": "ready", "pid": me}).encode())

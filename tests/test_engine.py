@@ -85,14 +85,16 @@ def test_wire_roundtrip_keeps_types_values_and_dtypes():
     assert type(out["b"][0]) is torch.Tensor
 
 
-def test_wire_carries_devices_and_shape_only_meta_tensors():
-    _, out = roundtrip({"d": torch.device("cpu"), "m": torch.empty(3, 0, 5, device="meta")})
-    assert out["d"] == torch.device("cpu")
-    assert out["m"].device.type == "meta" and out["m"].shape == (3, 0, 5)
-    # the receiver's device override moves devices and tensors alike (the meta-device probe)
-    _, out = roundtrip({"d": torch.device("cpu"), "t": torch.ones(2)}, device="meta")
-    assert out["d"] == torch.device("meta") and out["t"].device.type == "meta"
-    for bad in ({"m": [-1], "dtype": "float32"}, {"m": [2], "dtype": "object"}, {"D": "tpu"}):
+def test_wire_carries_devices_and_refuses_meta_tensors():
+    _, out = roundtrip({"d": torch.device("cpu"), "t": torch.ones(2)})
+    assert out["d"] == torch.device("cpu") and out["t"].device.type == "cpu"
+    # the receiver's device override moves devices and tensors alike (the check's device)
+    head = json.dumps({"values": {"d": {"D": "cuda"}}}).encode()
+    assert wire.decode(head, b"", device="cpu")[1]["d"] == torch.device("cpu")
+    # a tensor without data cannot travel, nor can an unknown device
+    with pytest.raises(wire.WireError):
+        wire.encode({"ok": True}, {"m": torch.empty(3, device="meta")})
+    for bad in ({"m": [2], "dtype": "float32"}, {"D": "tpu"}, {"D": "meta"}):
         with pytest.raises(wire.WireError):
             wire.decode(json.dumps({"values": {"v": bad}}).encode(), b"")
 

@@ -91,7 +91,7 @@ def merge_heads(x):
         return torch.cat([head(x) for head in self.heads], dim=-1)
 ''',
         "fails": ["test_wrapper"],
-        "says": "장치(device)",
+        "says": "state_dict에 heads.0.W_query.weight",
     },
     {
         "name": "wrapper_sums_heads",
