@@ -396,6 +396,14 @@ SAMPLING_HINT = (
 )
 
 
+def peaked_table(rng, d):
+    """(6, 6) rows of the logits (3, 1, 0.5, 0, -0.5, -1) in random orders: the top token has
+    probability 0.76 at temperature 1 (a top_p=0.6 nucleus of one token) and 0.39 at 2.5
+    (a nucleus of three), so filtering before dividing by the temperature always differs."""
+    base = torch.tensor([3.0, 1.0, 0.5, 0.0, -0.5, -1.0], dtype=F64)
+    return torch.stack([base[torch.randperm(6, generator=rng)] for _ in range(6)]).to(d)
+
+
 def eos_table(rng, d):
     tab = table(rng, 8, scale=1.5, device=d)
     tab[:, 5] += 2.0  # eos_id 5 is likely, so rows finish at different steps
@@ -404,6 +412,13 @@ def eos_table(rng, d):
 
 SAMPLING = {
     "temperature=1, no filters": lambda rng, d: (table(rng, 9, device=d), 3, 3, 10, {}),
+    "temperature=2.5 widens the top_p=0.6 nucleus": lambda rng, d: (
+        peaked_table(rng, d),
+        4,
+        2,
+        12,
+        {"temperature": 2.5, "top_p": 0.6},
+    ),
     "temperature=0.7, top_k=4": lambda rng, d: (
         table(rng, 10, device=d),
         4,
