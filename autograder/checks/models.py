@@ -262,6 +262,11 @@ def check_rules(ids, out, lab, specials, V, what):
     return special, sel
 
 
+def replaced(s_in, s_orig, mask_id):
+    """Selected positions that hold a random token: neither [MASK] nor the original."""
+    return (s_in != mask_id) & (s_in != s_orig)
+
+
 def check_rates(ids, out, sel, special, V, mask_id, p, what):
     """Selection rate p among non-special tokens; 80/10/10 among the selected."""
     within(int(sel.sum()), int((~special).sum()), p, what, "선택된 토큰(특수 토큰 제외)")
@@ -269,7 +274,7 @@ def check_rates(ids, out, sel, special, V, mask_id, p, what):
     n = s_in.numel()
     masked = s_in == mask_id
     kept = (s_in == s_orig) & ~masked
-    other = ~masked & ~kept
+    other = replaced(s_in, s_orig, mask_id)
     # a uniform random id equals mask_id or the original with probability 1/V each
     within(int(masked.sum()), n, 0.8 + 0.1 / V, what, "선택된 것 중 [MASK]")
     within(int(kept.sum()), n, 0.1 + 0.1 / V, what, "선택된 것 중 그대로 둔 것")
@@ -339,6 +344,10 @@ def mlm_statistics(student, rng, device, case, V, p, B=64, T=128, dtype=torch.lo
         seed = int(torch.randint(2**31, (1,), generator=rng))
         out, lab = call_mlm(student, ids, V, 3, SPECIALS, seed, p, device, what)
         special, sel = check_rules(ids, out, lab, SPECIALS, V, what)
+        # each call's draws first: one random id shared by all positions that happens to be
+        # [MASK] would otherwise show up as a wrong [MASK] rate, not as what it is
+        other = replaced(out[sel], ids[sel], 3)
+        check_uniform(out[sel][other].long(), ids[sel][other].long(), V, 3, what)
         for acc, t in zip(pooled, (ids, out, sel, special), strict=True):
             acc.append(t)
     ids, out, sel, special = (torch.cat(t) for t in pooled)
