@@ -325,10 +325,11 @@ def manual_seed(seed, device="cpu"):
     """``torch.manual_seed(seed)`` for work on ``device``, without its hidden cost: before CUDA
     (and XPU, MTIA) initialise, torch.manual_seed queues their seeding with a formatted stack
     trace per call (about 2 ms, and the queue only grows). Seeds the CPU generator, and CUDA's
-    when the work runs there."""
-    torch.default_generator.manual_seed(int(seed))
+    when the work runs there; returns the CPU generator, as torch.manual_seed does."""
+    generator = torch.default_generator.manual_seed(int(seed))
     if torch.device(device).type == "cuda":
         torch.cuda.manual_seed_all(int(seed))
+    return generator
 
 
 def reply(header, values=None):
@@ -447,11 +448,7 @@ def cpu_build_seeding():
     XPU and MTIA seeding it would queue can never run there, and queueing them formats a stack
     trace per call (~3 ms in every child whose notebook calls torch.manual_seed)."""
     if torch.version.cuda is None and torch.version.xpu is None:
-
-        def cpu_manual_seed(seed):
-            return torch.default_generator.manual_seed(int(seed))
-
-        torch.manual_seed = torch.random.manual_seed = cpu_manual_seed
+        torch.manual_seed = torch.random.manual_seed = manual_seed
 
 
 def zygote():
