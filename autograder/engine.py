@@ -32,6 +32,7 @@ from autograder.seeds import new_run_seed
 log = logging.getLogger("autograder")
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
 BANG = "!" * 78
+JUDGE_STOPPED = "채점 오류 (grader error): the judge process stopped"
 UNSAFE_WARNING = f"""
 {BANG}
 !! UNSAFE: grading WITHOUT the bubblewrap sandbox (--unsafe-no-sandbox).
@@ -52,6 +53,20 @@ def check_paths(checks_dir, assignments=None):
             raise ValueError(f"bad assignment name {a!r}")
         out.append(str(checks_dir / f"{a}.py"))
     return out
+
+
+def submit_notebook(engine, assignment, template, submission, name=None):
+    """``submission`` rebuilt on the trusted ``template``, submitted to ``engine`` (this one or
+    the cluster engine) -> (Future[Report], rebuilt notebook)."""
+    nb = nbio.rebuild(template, submission)
+    grade_ids = [gid for gid, _ in nbio.test_cells(template)]
+    cells, solutions = nbio.graded_code(nb), nbio.solution_code(nb)
+    return engine.submit(assignment, grade_ids, cells, solutions, name=name), nb
+
+
+def judges_label(jobs, unsafe):
+    """'2 sandboxed judge(s)' (or UNSANDBOXED) for the batch command's summary."""
+    return f"{jobs} {'UNSANDBOXED' if unsafe else 'sandboxed'} judge(s)"
 
 
 class Judge:
@@ -135,8 +150,7 @@ class Judge:
             except Exception as e:
                 log.error("judge %d failed on a notebook: %s", self.slot, e)
                 self.stop()
-                message = "채점 오류 (grader error): the judge process stopped"
-                future.set_result(empty_report(payload["grade_ids"], message))
+                future.set_result(empty_report(payload["grade_ids"], JUDGE_STOPPED))
 
     def stop(self):
         self.proc = kill_group(self.proc)
@@ -195,9 +209,13 @@ class Engine:
         """Seconds a judge may take for one notebook before it is presumed hung."""
         return (len(payload["grade_ids"]) + 1) * (self.limits.wall_s + 15) + 30
 
-    def submit(self, assignment, grade_ids, cells, solutions=()):
+    def describe(self):
+        return judges_label(self.jobs, self.unsafe)
+
+    def submit(self, assignment, grade_ids, cells, solutions=(), name=None):
         """Grade one submission -> Future[Report]. ``cells``: what the worker runs (given and
-        solution cells in notebook order); ``solutions``: the student's cells alone."""
+        solution cells in notebook order); ``solutions``: the student's cells alone; ``name``
+        labels the job (``student/notebook``; the cluster engine's task key, unused here)."""
         future = Future()
         payload = {
             "op": "grade",
@@ -210,12 +228,9 @@ class Engine:
         self.jobs_queue.put((future, payload))
         return future
 
-    def submit_notebook(self, assignment, template, submission):
+    def submit_notebook(self, assignment, template, submission, name=None):
         """Rebuild ``submission`` on the trusted ``template`` and grade it -> (Future, nb)."""
-        nb = nbio.rebuild(template, submission)
-        grade_ids = [gid for gid, _ in nbio.test_cells(template)]
-        future = self.submit(assignment, grade_ids, nbio.graded_code(nb), nbio.solution_code(nb))
-        return future, nb
+        return submit_notebook(self, assignment, template, submission, name)
 
     def grade_notebook(self, assignment, template, submission):
         future, nb = self.submit_notebook(assignment, template, submission)

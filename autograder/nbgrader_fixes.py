@@ -76,15 +76,18 @@ def shared_gradebook_engine():
     """Within the batch command, every ``Gradebook(db_url)`` reuses one SQLAlchemy engine and
     creates the tables once.
 
-    Reason: nbgrader opens about seven Gradebooks per autograded notebook, each creating an
-    engine and reflecting the schema (most of nbgrader's per-notebook time). Same database, same
-    rows; only the set-up is shared. Upstream: not reported (see jupyter/nbgrader#785 for
+    Reason: nbgrader opens about nine Gradebooks per autograded notebook, each creating an
+    engine, reflecting the schema, listing the tables and checking (with a commit) that the
+    course row exists (most of nbgrader's per-notebook time). Same database, same rows; only
+    the set-up is shared: the table list is read again only until the tables exist, and each
+    course id is checked once per engine. Upstream: not reported (see jupyter/nbgrader#785 for
     gradebook speed in general).
     """
     import nbgrader.api as api
 
     create_engine, create_all = api.create_engine, api.Base.metadata.create_all
-    engines, ready = {}, set()
+    inspect, check_course = api.inspect, api.Gradebook.check_course
+    engines, ready, inspectors, courses = {}, set(), {}, set()
 
     def cached_engine(url, **kw):
         key = (str(url), tuple(sorted(kw.items())))
@@ -97,10 +100,25 @@ def shared_gradebook_engine():
             create_all(bind=bind, **kw)
             ready.add(id(bind))
 
+    def cached_inspect(engine):
+        if id(engine) not in ready:  # tables not created yet: the table list may change
+            return inspect(engine)
+        if id(engine) not in inspectors:  # an Inspector caches get_table_names
+            inspectors[id(engine)] = inspect(engine)
+        return inspectors[id(engine)]
+
+    def check_course_once(gradebook, course_id="default_course", **kw):
+        key = (id(gradebook.engine), course_id)
+        if key not in courses:
+            check_course(gradebook, course_id, **kw)
+            courses.add(key)
+
     api.create_engine, api.Base.metadata.create_all = cached_engine, create_all_once
+    api.inspect, api.Gradebook.check_course = cached_inspect, check_course_once
     try:
         yield
     finally:
         api.create_engine, api.Base.metadata.create_all = create_engine, create_all
+        api.inspect, api.Gradebook.check_course = inspect, check_course
         for e in engines.values():
             e.dispose()

@@ -14,7 +14,8 @@ Where ``student`` comes from:
 
 - ``pytest autograder/checks --reference``: the reference solutions in-process
   (``solutions/<assignment>.py`` or the check module's ``REFERENCE``), through the wire encoding.
-- ``pytest autograder/checks/<assignment>.py --notebook PATH``: one notebook, in the sandbox.
+- ``pytest autograder/checks/<assignment>.py --notebook PATH``: one notebook, in the sandbox,
+  with the limits of the course's nbgrader_config.py (``--course``, default exercises/).
 - grading (autograder/judge_process.py): each submission in turn, in the sandbox.
 """
 
@@ -59,7 +60,8 @@ def pytest_addoption(parser):
         "--course",
         metavar="DIR",
         default=str(REPO / "exercises"),
-        help="course root for --notebook (default: exercises/)",
+        help="course root for --notebook (default: exercises/); its nbgrader_config.py sets the "
+        "sandbox limits (c.SandboxLimits), as for grading",
     )
     group.addoption("--run-seed", type=int, help="seed of the checks' inputs (default: random)")
 
@@ -114,6 +116,7 @@ def instructor_grading(config, module, assignment):
             "or --notebook PATH.ipynb (one submission, sandboxed)"
         )
     from autograder import notebook as nbio
+    from autograder.cli import course_config
     from autograder.sandbox import Sandbox, SandboxLimits
 
     course = nbio.Course(config.getoption("course"))
@@ -121,7 +124,7 @@ def instructor_grading(config, module, assignment):
     for p in problems:
         print(f"{path}: {p}")
     template = course.template(assignment, course.notebook_name(assignment, path))
-    sandbox = Sandbox(limits=SandboxLimits())
+    sandbox = Sandbox(limits=SandboxLimits(config=course_config(course.root, required=False)))
     config.add_cleanup(sandbox.close)
     nb = nbio.rebuild(template, submission)
     return Grading(SandboxBackend(sandbox), nbio.graded_code(nb), seed, nbio.solution_code(nb))

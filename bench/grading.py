@@ -75,23 +75,33 @@ def solution_sources(source_nb):
     return out
 
 
-def submission(release, solutions, kind, i):
+def filled(release, code):
+    """A copy of a release notebook (JSON) whose cells with a grade_id in ``code`` get that
+    source."""
     nb = json.loads(json.dumps(release))
-    sol_ids = [gid for gid in solutions]
-    broken = sol_ids[i % len(sol_ids)] if sol_ids else None
-    first = True
     for c in nb["cells"]:
         gid = c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if gid not in solutions or kind == "blank":
-            continue
-        code = solutions[gid]
-        if kind == "wrong" and gid == broken:
-            continue  # this exercise left as the release stub
-        if kind == "hostile":
-            code = (HOSTILE_PREFIX if first else "") + "raise SystemExit(0)\n" * (not first)
-        c["source"] = code
-        first = False
+        if gid in code:
+            c["source"] = code[gid]
     return nb
+
+
+def submission(release, solutions, kind, i):
+    """Student ``i``'s notebook of ``kind``; ``solutions`` in notebook order (solution_sources):
+    wrong leaves exercise i (mod n) as the release stub, hostile tampers in its first cell and
+    exits in the others."""
+    ids = list(solutions)
+    if kind == "blank" or not ids:
+        code = {}
+    elif kind == "wrong":
+        code = {gid: src for gid, src in solutions.items() if gid != ids[i % len(ids)]}
+    elif kind == "hostile":
+        code = {
+            gid: HOSTILE_PREFIX if n == 0 else "raise SystemExit(0)\n" for n, gid in enumerate(ids)
+        }
+    else:
+        code = solutions
+    return filled(release, code)
 
 
 def populate(courses, names, students, kinds=KINDS):

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from autograder import notebook as nbio
@@ -62,9 +63,9 @@ def test_notebook_gives_no_answers_or_repository_imports(assignment):
     assert "BEGIN SOLUTION" not in release and "BEGIN HIDDEN" not in release
 
 
-def pytest_notebook(assignment, notebook):
+def pytest_notebook(assignment, notebook, *options):
     cmd = [sys.executable, "-m", "pytest", str(CHECKS / f"{assignment}.py"), "-q"]
-    cmd += ["-p", "no:cacheprovider", "--notebook", str(notebook)]
+    cmd += ["-p", "no:cacheprovider", "--notebook", str(notebook), *options]
     r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
     summary = r.stdout.split("grade per test cell:", 1)[-1]
     return dict(re.findall(r"^(test_\w+): (PASSED|FAILED|CRASHED|TIMEOUT)", summary, re.M)), r
@@ -82,6 +83,22 @@ def test_pytest_notebook_command(tmp_path):
     verdicts, r = pytest_notebook("softmax", release)
     assert verdicts == dict.fromkeys(gids, "FAILED") and r.returncode == 1, r.stdout[-3000:]
     assert "NotImplementedError" in r.stdout and "셀 " in r.stdout
+
+
+@pytest.mark.slow
+def test_pytest_notebook_uses_the_course_limits(tmp_path):
+    """`--notebook` grades under the sandbox limits of the course's nbgrader_config.py (--course):
+    with a 1 ms wall clock there even the reference answers time out, with the limit named."""
+    course = tmp_path / "course"
+    shutil.copytree(SOURCE / "softmax", course / "source" / "softmax")
+    config = (REPO / "exercises" / "nbgrader_config.py").read_text(encoding="utf-8")
+    config += "c.SandboxLimits.wall_s = 0.001\n"
+    (course / "nbgrader_config.py").write_text(config, encoding="utf-8")
+    gids = {gid for gid, _ in nbio.test_cells(source("softmax"))}
+    notebook = SOURCE / "softmax" / "softmax.ipynb"
+    verdicts, r = pytest_notebook("softmax", notebook, "--course", str(course))
+    assert verdicts == dict.fromkeys(gids, "TIMEOUT"), r.stdout[-3000:]
+    assert "0.001" in r.stdout
 
 
 def scores(db, assignment):
@@ -123,7 +140,20 @@ def test_every_assignment_through_nbgrader(tmp_path):
     run([sys.executable, "-m", "autograder", "grade", *ASSIGNMENTS, "--jobs", "2", "--quiet"])
     db = course / "gradebook.db"
     for a in ASSIGNMENTS:
-        assert scores(db, a) == {"ref": 10.0, "blank": 0.0}, a
+        assert scores(db, a) == {"ref": 10.0, "blank": 0.0}, (a, failures(course, "ref", a))
     for a in ASSIGNMENTS:  # the stock command, same configuration, same scores
         run([str(BIN / "nbgrader"), "autograde", a, "--force"])
-        assert scores(db, a) == {"ref": 10.0, "blank": 0.0}, a
+        assert scores(db, a) == {"ref": 10.0, "blank": 0.0}, (a, failures(course, "ref", a))
+
+
+def failures(course, student, assignment):
+    """{grade_id: feedback message} of the failed test cells of an autograded notebook."""
+    path = course / "autograded" / student / assignment / f"{assignment}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    return {
+        c.metadata["nbgrader"]["grade_id"]: o.get("evalue", "")
+        for c in nb.cells
+        if c.get("metadata", {}).get("nbgrader", {}).get("grade")
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "error"
+    }

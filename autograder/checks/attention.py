@@ -234,7 +234,7 @@ def test_sdpa_mask(student, rng, device, case):
     weights = weights.cpu()
     if (weights[~mask.cpu().expand_as(weights)] != 0).any():
         fail(
-            f"scaled_dot_product_attention [{case}]: 가린(mask=False) 위치의 가중치는 정확히 "
+            f"scaled_dot_product_attention [{case}]: 막힌(mask=False) 위치의 가중치는 정확히 "
             "0 이어야 합니다",
             {"mask": mask},
         )

@@ -165,7 +165,7 @@ def test_masked_softmax(student, rng, device, case, name):
     assert_close(got, expected, what=what, inputs=inputs, rtol=tol[0], atol=tol[1])
     blocked = ~keep.expand_as(expected).cpu()
     if (got.cpu()[blocked] != 0).any():
-        fail(f"{what}: 가린 위치의 가중치는 정확히 0 이어야 합니다", inputs)
+        fail(f"{what}: 막힌 위치의 가중치는 정확히 0 이어야 합니다", inputs)
 
 
 # ----------------------------------------------------------------------------- CausalAttention
