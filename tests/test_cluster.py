@@ -1,0 +1,356 @@
+"""Grading on a Dask cluster (``--scheduler``) and into a PostgreSQL gradebook.
+
+A LocalCluster of 2 worker processes on this machine stands in for a cluster of machines; the
+batch command runs as a subprocess and connects to its scheduler over TCP, as on a cluster.
+"""
+
+import glob
+import json
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from concurrent.futures import Future
+from pathlib import Path
+
+import pytest
+from distributed import Client, LocalCluster
+
+from autograder import cluster
+from autograder.engine import JUDGE_STOPPED
+from autograder.report import empty_report
+from bench.cluster import course_env, grade_command, gradebook_rows, synthetic_class
+from bench.grading import filled
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "tests" / "fixtures" / "grader_course"
+CHECKS = FIXTURE / "fixture_checks"
+SOFTMAX = "def softmax(x, dim=-1):\n    return torch.softmax(x, dim=dim)\n"
+NAIVE = "def softmax(x, dim=-1):\n    return x.exp() / x.exp().sum(dim, keepdim=True)\n"
+SCALE = (
+    "class Scale(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
+    "        self.weight = nn.Parameter(torch.ones(d))\n\n"
+    "    def forward(self, x):\n        return x * self.weight\n"
+)
+
+
+def run(cmd, cwd, env=None, timeout=300):
+    r = subprocess.run(
+        cmd, cwd=cwd, env=env or course_env(), capture_output=True, text=True, timeout=timeout
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return r
+
+
+def demo_course(tmp_path, students, db_url=None):
+    """The fixture course (assignment `demo`), released, with ``students``: {id: {grade_id:
+    source}} submitted; ``db_url``: the gradebook (default: gradebook.db)."""
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course, ignore=shutil.ignore_patterns("__pycache__", ".canary-*"))
+    with open(course / "nbgrader_config.py", "a") as f:
+        f.write("c.SandboxLimits.wall_s = 10.0\n")
+        if db_url:
+            f.write(f"c.CourseDirectory.db_url = {db_url!r}\n")
+    run([sys.executable, "-m", "nbgrader", "generate_assignment", "demo", "--force"], course)
+    release = json.loads((course / "release/demo/demo.ipynb").read_text())
+    for sid, codes in students.items():
+        nb = filled(release, codes)
+        d = course / "submitted" / sid / "demo"
+        d.mkdir(parents=True)
+        (d / "demo.ipynb").write_text(json.dumps(nb))
+    return course
+
+
+def autograded(course):
+    """{path: notebook} of autograded/, without the cell ids (new random ids on every run) and
+    the grading time the engine records for the class report."""
+    out = {}
+    for p in sorted((course / "autograded").rglob("*.ipynb")):
+        nb = json.loads(p.read_text())
+        for cell in nb["cells"]:
+            cell.pop("id", None)
+        nb["metadata"].get("autograder", {}).pop("seconds", None)
+        out[str(p.relative_to(course))] = nb
+    return out
+
+
+def max_points(course, assignment):
+    """{notebook: total points} from the released notebook's test cells (the oracle)."""
+    from autograder import notebook as nbio
+
+    out = {}
+    for p in (course / "release" / assignment).glob("*.ipynb"):
+        nb = nbio.read_submission(p)[0]
+        out[p.stem] = sum(pts for _, pts in nbio.test_cells(nb))
+    return out
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as lc,
+        Client(lc) as client,
+    ):
+        yield lc, client
+
+
+# ----------------------------------------------------------------------------- no cluster
+
+
+def test_worker_with_other_checks_is_refused():
+    settings = {
+        "run_seed": 1,
+        "limits": {},
+        "unsafe": False,
+        "checks_dir": str(CHECKS),
+        "assignments": ["demo"],
+        "fingerprint": cluster.fingerprint(CHECKS, ["demo"]),
+    }
+    worker = types.SimpleNamespace(state=types.SimpleNamespace(nthreads=1))
+    stale = dict(settings, fingerprint="0" * 64)
+    state = cluster.warm_up(cluster.RunSettings(stale), dask_worker=worker)
+    assert "differ from the command's" in state["error"]
+    # the fingerprint follows the content of the check modules (and not their folder)
+    assert cluster.fingerprint(CHECKS, ["demo"]) != cluster.fingerprint(CHECKS, ["missing"])
+
+
+def test_notebook_failing_twice_is_a_grader_error(monkeypatch):
+    """Each attempt's judge stops: Dask runs the task twice (retries=1), then every test cell of
+    that notebook gets a grader-error verdict; the other notebook is graded normally."""
+    attempts = []
+
+    class Judges:  # stands in for a worker's Engine
+        jobs, unsafe = 1, False
+
+        def submit(self, assignment, grade_ids, cells, solutions):
+            attempts.append(cells[0])
+            future = Future()
+            stopped = "STOP" in cells[0]
+            message = JUDGE_STOPPED if stopped else "ok"
+            future.set_result(
+                empty_report(grade_ids, message, "grader-error" if stopped else "passed")
+            )
+            return future
+
+    monkeypatch.setattr(cluster, "worker_engine", lambda run, jobs: cluster._Entry(Judges()))
+    monkeypatch.setattr(cluster, "release", lambda entry: None)
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as lc,
+        Client(lc) as client,
+    ):
+        engine = cluster.DaskEngine(client=client, checks_dir=CHECKS, assignments=["demo"])
+        ids = ["test_softmax", "test_scale"]
+        bad = engine.submit("demo", ids, ["STOP"], ["STOP"], name="kim/demo")
+        good = engine.submit("demo", ids, ["fine"], ["fine"], name="lee/demo")
+        report = bad.result()
+        assert good.result().verdicts["test_scale"].passed
+        engine.close()
+    assert attempts.count("STOP") == 2 and attempts.count("fine") == 1
+    assert sorted(report.verdicts) == sorted(ids)
+    for v in report.verdicts.values():
+        assert v.outcome == "grader-error" and v.message == cluster.GRADER_FAILED
+    assert report is bad.result()  # asked again (the summary): the same report
+
+
+# ----------------------------------------------------------------------------- on a cluster
+
+
+@pytest.mark.slow
+def test_cluster_grades_exactly_as_one_machine(dask_cluster, tmp_path):
+    """A synthetic class (2 assignments x 4 students: correct, wrong, blank, hostile) graded on
+    this machine and through the scheduler with the same run seed: same gradebook, same
+    autograded notebooks (their messages show the seed's inputs); Dask is not imported when
+    grading locally."""
+    lc, _ = dask_cluster
+    names = ["softmax", "masking"]
+    course = synthetic_class(tmp_path / "course", names, students=4)
+    db = f"sqlite:///{course / 'gradebook.db'}"
+    seed = ["--run-seed", "4242"]
+    local = run(
+        [sys.executable, "-X", "importtime", *grade_command(names, "--jobs", "2", *seed)[1:]],
+        course,
+    )
+    imported = {line.split("|")[-1].strip() for line in local.stderr.splitlines() if "|" in line}
+    assert "autograder.engine" in imported and "autograder.cluster" not in imported
+    assert not any(m.split(".")[0] in ("dask", "distributed") for m in imported)
+    local_rows, local_nbs = gradebook_rows(db), autograded(course)
+
+    out = run(grade_command(names, "--scheduler", lc.scheduler_address, *seed), course).stdout
+    assert "2 sandboxed judge(s) on 2 Dask worker(s)" in out and "re-graded" not in out
+    assert gradebook_rows(db) == local_rows
+    assert autograded(course) == local_nbs
+    assert "CheckFailed" in json.dumps(local_nbs)  # failure messages (with inputs) compared too
+    # the grades themselves are right: correct = full marks, blank = zero, hostile < full
+    for a in names:
+        full = max_points(course, a)[a]
+        total = {}
+        for assignment, sid, _, _, score in local_rows:
+            if assignment == a:
+                total[sid] = total.get(sid, 0) + score
+        assert len(total) == 4
+        assert total["s000-correct"] == full and total["s002-blank"] == 0
+        assert 0 < total["s001-wrong"] < full and total["s003-hostile"] < full
+
+
+@pytest.mark.slow
+def test_killed_worker_costs_a_retry_not_a_grade(dask_cluster, tmp_path):
+    """One worker process is killed (SIGKILL) while it grades a notebook: its notebook is graded
+    again on another worker, and every notebook is in the gradebook once, with its right
+    grade, none a grader error."""
+    lc, client = dask_cluster
+    client.wait_for_workers(2, timeout=60)
+    slow = "import time\ntime.sleep(1.0)\n"
+    students = {}
+    for i in range(6):
+        softmax = SOFTMAX if i % 2 == 0 else NAIVE
+        students[f"s{i}"] = {"softmax_sol": slow + softmax, "scale_sol": SCALE}
+    course = demo_course(tmp_path, students)
+    cmd = grade_command(["demo"], "--scheduler", lc.scheduler_address)
+    proc = subprocess.Popen(
+        cmd, cwd=course, env=course_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+    def states(dask_scheduler):
+        out = {}
+        for key, ts in dask_scheduler.tasks.items():
+            if str(key).startswith("demo/"):
+                worker = ts.processing_on.address if ts.processing_on else None
+                out[str(key)] = (ts.state, worker)
+        return out
+
+    killed = None
+    deadline = time.monotonic() + 120
+    while killed is None and time.monotonic() < deadline and proc.poll() is None:
+        tasks = client.run_on_scheduler(states)
+        done = sum(state == "memory" for state, _ in tasks.values())
+        busy = [w for state, w in tasks.values() if state == "processing"]
+        if done >= 1 and busy:
+            pid = client.run(os.getpid, workers=[busy[0]])[busy[0]]
+            os.kill(pid, signal.SIGKILL)
+            killed = busy[0]
+        time.sleep(0.2)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert killed is not None, "no notebook was being graded to kill its worker"
+    assert proc.returncode == 0, stdout[-3000:] + stderr[-3000:]
+    assert "Graded 6 submission(s)" in stdout and "crashed" not in stdout
+    assert "re-graded" not in stdout
+
+    def processed(dask_scheduler):
+        counts = {}
+        for record in dask_scheduler.transition_log:
+            key, finish = str(record[0]), record[2]
+            if key.startswith("demo/") and finish == "processing":
+                counts[key] = counts.get(key, 0) + 1
+        return counts
+
+    counts = client.run_on_scheduler(processed)
+    assert len(counts) == 6 and max(counts.values()) >= 2  # the killed worker's task ran again
+    rows = gradebook_rows(f"sqlite:///{course / 'gradebook.db'}")
+    assert len(rows) == 12  # 6 students x 2 test cells, once each
+    for _, sid, _, cell, score in rows:
+        good = int(sid[1:]) % 2 == 0 or cell == "test_scale"
+        assert score == {"test_softmax": 2.0, "test_scale": 3.0}[cell] * good, (sid, cell, score)
+    text = json.dumps(autograded(course), ensure_ascii=False)
+    assert "grader error" not in text and len(autograded(course)) == 6
+
+
+# ----------------------------------------------------------------------------- PostgreSQL
+
+
+def pg_binary(name):
+    """A PostgreSQL server program: on PATH or in Debian's /usr/lib/postgresql/<version>/bin."""
+    found = shutil.which(name)
+    if found:
+        return found
+    hits = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
+    return hits[-1] if hits else None
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def postgres():
+    """A throw-away PostgreSQL server on 127.0.0.1 (initdb + pg_ctl in a temporary folder, run as
+    the `postgres` user when this is root) -> SQLAlchemy URL of an empty database."""
+    initdb, pg_ctl = pg_binary("initdb"), pg_binary("pg_ctl")
+    if not (initdb and pg_ctl):
+        pytest.skip("PostgreSQL server not installed (make sysdeps installs Debian's postgresql)")
+    psycopg2 = pytest.importorskip("psycopg2")
+    as_user = []
+    base = tempfile.mkdtemp(prefix="autograder-pg-")
+    if os.geteuid() == 0:  # the server refuses to run as root
+        try:
+            user = pwd.getpwnam("postgres")
+        except KeyError:
+            shutil.rmtree(base)
+            pytest.skip("running as root and there is no `postgres` user to run the server as")
+        os.chown(base, user.pw_uid, user.pw_gid)
+        as_user = ["runuser", "-u", "postgres", "--"]
+    data, port = os.path.join(base, "data"), free_port()
+    opts = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off"
+    try:
+        init = [initdb, "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C"]
+        run([*as_user, *init, "--no-sync"], base, os.environ)
+        start = [pg_ctl, "-D", data, "-o", opts, "-l", os.path.join(base, "log"), "-w", "start"]
+        run([*as_user, *start], base, os.environ, timeout=120)
+        conn = psycopg2.connect(host="127.0.0.1", port=port, user="postgres", dbname="postgres")
+        conn.autocommit = True
+        with conn.cursor() as cur:
+            cur.execute("CREATE DATABASE gradebook")
+        conn.close()
+        yield f"postgresql+psycopg2://postgres@127.0.0.1:{port}/gradebook"
+    finally:
+        stop = [*as_user, pg_ctl, "-D", data, "-m", "immediate", "stop"]
+        subprocess.run(stop, capture_output=True, timeout=60)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_postgresql_gradebook(postgres, tmp_path):
+    """generate_assignment, the batch command and `nbgrader export` against PostgreSQL
+    (c.CourseDirectory.db_url): no gradebook.db, the grades read back by nbgrader itself."""
+    students = {
+        "good": {"softmax_sol": SOFTMAX, "scale_sol": SCALE},
+        "naive": {"softmax_sol": NAIVE, "scale_sol": SCALE},
+        "blank": {},
+    }
+    course = demo_course(tmp_path, students, db_url=postgres)
+    out = run(grade_command(["demo"], "--jobs", "1"), course).stdout
+    assert "Graded 3 submission(s)" in out and f"gradebook: {postgres}" in out
+    run(grade_command(["demo"], "--jobs", "1"), course)  # regrading: same rows, updated
+    assert not (course / "gradebook.db").exists()
+    expected = [
+        ("demo", "blank", "demo", "test_scale", 0.0),
+        ("demo", "blank", "demo", "test_softmax", 0.0),
+        ("demo", "good", "demo", "test_scale", 3.0),
+        ("demo", "good", "demo", "test_softmax", 2.0),
+        ("demo", "naive", "demo", "test_scale", 3.0),
+        ("demo", "naive", "demo", "test_softmax", 0.0),
+    ]
+    assert gradebook_rows(postgres) == expected
+    run([sys.executable, "-m", "nbgrader", "export"], course)
+    lines = (course / "grades.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    score = {
+        row[header.index("student_id")]: float(row[header.index("score")])
+        for row in (line.split(",") for line in lines[1:])
+    }
+    assert score == {"good": 5.0, "naive": 3.0, "blank": 0.0}
