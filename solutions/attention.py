@@ -14,10 +14,10 @@ from solutions.softmax import softmax
 
 
 def example_inputs(device=None, dtype=None):
-    """The 6 x 3 toy embeddings of "Your journey starts with one step" used in 002 (ch. 3).
+    """The 6 x 3 toy embeddings of "Your journey starts with one step" of Raschka (2024), ch. 3.
 
     Rows: Your, journey, starts, with, one, step. The book and the tests reuse this tensor to
-    reproduce 002's printed numbers (e.g. the weight-free context vector of "journey").
+    reproduce Raschka's printed numbers (e.g. the weight-free context vector of "journey").
     """
     return torch.tensor(
         [
@@ -34,7 +34,7 @@ def example_inputs(device=None, dtype=None):
 
 
 def simple_self_attention(x):
-    """Weight-free self-attention (002 §3.3): scores x x^T, row softmax, weighted sum of inputs.
+    """Weight-free self-attention (Raschka §3.3): scores x x^T, row softmax, weighted sum of inputs.
 
     x: (..., T, d). No projections and no 1/sqrt(d) scaling.
     Returns (context (..., T, d), weights (..., T, T)).
@@ -64,10 +64,10 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=Fal
 
 
 class SelfAttention_v1(nn.Module):
-    """Self-attention with raw weight matrices (002 listing 3.1): q = x W_query, etc.
+    """Self-attention with raw weight matrices (Raschka listing 3.1): q = x W_query, etc.
 
     W_query, W_key, W_value: nn.Parameter (d_in, d_out) from torch.rand, created in that order, so
-    torch.manual_seed(123) reproduces 002's numbers. forward(x (T, d_in) or (B, T, d_in)) ->
+    torch.manual_seed(123) reproduces Raschka's numbers. forward(x (T, d_in) or (B, T, d_in)) ->
     context (..., T, d_out). No mask: every token sees every token.
     """
 
@@ -83,7 +83,7 @@ class SelfAttention_v1(nn.Module):
 
 
 class SelfAttention_v2(nn.Module):
-    """Self-attention with nn.Linear projections (002 listing 3.2).
+    """Self-attention with nn.Linear projections (Raschka listing 3.2).
 
     nn.Linear stores its weight as (d_out, d_in) and computes x W^T (+ bias); its default
     (Kaiming-uniform) init differs from v1's torch.rand, hence different outputs for one seed.
@@ -102,7 +102,7 @@ class SelfAttention_v2(nn.Module):
 
 
 def copy_v2_to_v1(v2, v1):
-    """Copy SelfAttention_v2's weights into SelfAttention_v1 so v1(x) == v2(x) (002 ex. 3.1).
+    """Copy SelfAttention_v2's weights into SelfAttention_v1 so v1(x) == v2(x) (Raschka ex. 3.1).
 
     nn.Linear computes x W^T, v1 computes x W, so each v1 matrix is the transposed Linear weight.
     v1 has no bias, so v2 must have been built with qkv_bias=False. Returns v1.

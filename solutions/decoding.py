@@ -11,7 +11,9 @@ filtered entries are set to -inf, so softmax gives them probability 0.
 References
 - Holtzman et al. 2020, The Curious Case of Neural Text Degeneration (nucleus / top-p sampling).
 - Fan et al. 2018, Hierarchical Neural Story Generation (top-k sampling).
-- Keskar et al. 2019, CTRL (repetition penalty); Hugging Face RepetitionPenaltyLogitsProcessor.
+- Keskar et al. 2019, CTRL, sec. 4.1 (repetition penalty: the paper divides every repeated token's
+  logit by theta); the sign-aware rule used here is Hugging Face's later fix (transformers issue
+  #2302, PR #2303), now RepetitionPenaltyLogitsProcessor.
 - Paulus et al. 2018 (no-repeat trigram); Hugging Face NoRepeatNGramLogitsProcessor.
 - Wu et al. 2016, Google's NMT system (beam search length penalty ((5 + |Y|) / 6) ** alpha).
 """
@@ -71,10 +73,14 @@ def top_p_filter(logits, p):
 
 
 def apply_repetition_penalty(logits, prev_ids, penalty):
-    """CTRL repetition penalty as in Hugging Face: for every token id in prev_ids (B, T), a positive
-    logit is divided by penalty and a negative logit is multiplied by it, so with penalty > 1 the
-    token always becomes less likely. (Dividing every logit, as 000 does, makes a negative logit
-    larger, i.e. the repeated token MORE likely.) logits (B, V) -> (B, V).
+    """Repetition penalty with Hugging Face's sign rule: for every token id in prev_ids (B, T), a
+    positive logit is divided by penalty and a negative logit is multiplied by it, so with
+    penalty > 1 the token always becomes less likely. logits (B, V) -> (B, V).
+
+    The CTRL paper (Keskar et al. 2019, sec. 4.1) divides every repeated token's logit by the
+    penalty; that makes a negative logit larger, i.e. the repeated token MORE likely. Hugging Face
+    reported this in transformers issue #2302 and fixed it in PR #2303 by multiplying negative
+    logits; this function follows that fixed rule.
     """
     if penalty == 1.0 or prev_ids.shape[-1] == 0:
         return logits

@@ -96,7 +96,7 @@ def masked_softmax(scores, mask, dim=-1):
 
 
 def masked_softmax_renorm(scores, mask, dim=-1):
-    """Softmax first, then zero the blocked weights and renormalise each row (002's first way).
+    """Softmax first, then zero the blocked weights and renormalise each row (Raschka's first way).
 
     Equal to masked_softmax mathematically: exp(x_i)/Z / sum_kept(exp(x_j)/Z) is the softmax over
     the kept entries, the full denominator Z cancels. Numerically it is worse: if a blocked score
@@ -134,7 +134,7 @@ def attention_dropout(weights, p, training=True, generator=None):
 
 
 class CausalAttention(nn.Module):
-    """Single-head causal self-attention with dropout on the attention weights (002 listing 3.3).
+    """Single-head causal self-attention with dropout on its weights (Raschka listing 3.3).
 
     The keep-mask causal_mask(context_length) is a buffer, so .to(device) moves it with the
     weights. forward(x (B, T, d_in) or (T, d_in)) -> (B, T, d_out), T <= context_length.

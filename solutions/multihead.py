@@ -1,4 +1,4 @@
-"""Multi-head attention: the wrapper of single heads and the weight-split version (002 §3.6).
+"""Multi-head attention: the wrapper of single heads and the weight-split version (Raschka §3.6).
 
 Shapes: B batch, T query length, S key length, h heads, d_head = d_out // h.
 Masks follow the course convention: bool, True = may attend.
@@ -29,7 +29,7 @@ def merge_heads(x):
 
 
 class MultiHeadAttentionWrapper(nn.Module):
-    """num_heads independent CausalAttention modules run one after another (002 listing 3.4).
+    """num_heads independent CausalAttention modules run one after another (Raschka listing 3.4).
 
     forward(x (B, T, d_in)) -> (B, T, num_heads * d_out): the heads' outputs side by side.
     """
@@ -48,13 +48,13 @@ class MultiHeadAttentionWrapper(nn.Module):
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head attention with one projection per role, split into heads (002 listing 3.5).
+    """Multi-head attention with one projection per role, split into heads (Raschka listing 3.5).
 
     W_query, W_key, W_value: nn.Linear(d_in, d_out) (created in this order, so manual_seed(123)
-    reproduces 002), out_proj: nn.Linear(d_out, d_out), dropout on the attention weights.
+    reproduces Raschka), out_proj: nn.Linear(d_out, d_out), dropout on the attention weights.
     causal=True keeps a bool buffer "mask" (context_length, context_length), True = may attend;
     context_length=None builds the causal mask on the fly instead (any length). The buffer is
-    not persistent: it stays out of state_dict, so a 002-style float buffer (1 = blocked, the
+    not persistent: it stays out of state_dict, so a Raschka-style float buffer (1 = blocked, the
     opposite meaning) can never be loaded into it silently.
 
     forward(x (B, T, d_in), context=None, mask=None, return_weights=False)

@@ -54,7 +54,7 @@ def softmax(x, dim=-1, temperature=1.0):
 
 
 def softmax_naive(x, dim=-1):
-    """exp(x) / sum(exp(x)) without the max shift (002 §3.3.1), kept to show why it fails.
+    """exp(x) / sum(exp(x)) without the max shift (Raschka §3.3.1), kept to show why it fails.
 
     Overflows to inf/inf = NaN once an entry exceeds ~88.7 in float32 (~11 in float16),
     and underflows to 0/0 = NaN when every entry is below ~-103 in float32.
@@ -65,7 +65,7 @@ def softmax_naive(x, dim=-1):
 
 
 def sum_normalize(x, dim=-1):
-    """x / sum(x) (002's first attempt at normalising scores), kept as a counter-example.
+    """x / sum(x) (Raschka's first attempt at normalising scores), kept as a counter-example.
 
     Sums to 1, but is not a probability distribution for general scores: negative entries stay
     negative, it is not invariant to adding a constant, and a sum near 0 blows up.

@@ -36,7 +36,9 @@ CHAPTERS = [
     "08_models",
     "09_decoding",
 ]
-PAGES = ["intro", *CHAPTERS, "glossary", "bibliography", "exec_stats"]
+STUDENT_PAGES = ["intro", *CHAPTERS, "glossary", "bibliography", "credits"]
+MAINTAINER_PAGES = ["maintainers", "exec_stats"]  # the last toc part, "관리자 부록"
+PAGES = [*STUDENT_PAGES, *MAINTAINER_PAGES]
 REQUIRED_BIB_KEYS = """bahdanau2014 vaswani2017 devlin2019 radford2019 brown2020 raffel2020
 su2021 press2022 shazeer2019 ainslie2023 beltagy2020 katharopoulos2020 dao2022 ba2016
 zhang2019 xiong2020 wu2016 keskar2019 holtzman2020""".split()
@@ -121,6 +123,19 @@ def test_toc_lists_every_page():
         assert (BOOK / f"{page}.md").is_file(), page
 
 
+def test_developer_pages_are_out_of_the_student_path():
+    """Build and test details live in the last toc part, the maintainers' appendix; the student
+    pages (the glossary included) do not talk about the test suite or the execution table."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    last = toc["parts"][-1]
+    assert last["caption"] == "관리자 부록"
+    assert [c["file"].removeprefix("book/") for c in last["chapters"]] == MAINTAINER_PAGES
+    for page in STUDENT_PAGES:
+        prose = _prose(_text(page))
+        for word in ["tests/test_book.py", "exec_stats", "실행 통계", "make test"]:
+            assert word not in prose and word not in _text(page), (page, word)
+
+
 def test_build_succeeds_with_warnings_as_errors(built_book):
     for page in PAGES:
         name = "index.html" if page == "intro" else f"book/{page}.html"
@@ -148,6 +163,17 @@ def test_no_object_reprs_in_outputs(built_book, page):
     assert not leaked, leaked
 
 
+@pytest.mark.parametrize("page", PAGES)
+def test_built_pages_do_not_mention_source_documents(built_book, page):
+    """The rendered text (outputs and generated tables included) has no source-document words."""
+    html = (built_book / "book" / f"{page}.html").read_text(encoding="utf-8")
+    body = html[html.find("<main") :] if "<main" in html else html
+    body = re.sub(r"<(script|style)\b.*?</\1>", " ", body, flags=re.S)
+    text = re.sub(r"<[^>]+>", " ", body)
+    found = _source_references(text)
+    assert not found, found
+
+
 def test_execution_statistics_page_lists_chapters(built_book):
     rows = _exec_rows(built_book)
     docs = {doc for doc, _, _ in rows}
@@ -156,10 +182,14 @@ def test_execution_statistics_page_lists_chapters(built_book):
     assert all(ok for _, _, ok in rows), rows
 
 
+PAGE_SECONDS = {"08_models": 90}  # chapter 8 trains the number-words model (<= 90 s on 2 cores)
+
+
 def test_execution_time_budget(built_book):
-    """Cold build < 5 min on 2 cores: each page executes in <= 40 s, all pages in <= 200 s."""
+    """Cold build < 5 min on 2 cores: each page executes in <= 40 s (the training page in
+    <= 90 s), all pages in <= 200 s."""
     rows = _exec_rows(built_book)
-    slow = [(doc, t) for doc, t, _ in rows if t > 40]
+    slow = [(doc, t) for doc, t, _ in rows if t > PAGE_SECONDS.get(Path(doc).stem, 40)]
     assert not slow, slow
     assert sum(t for _, t, _ in rows) <= 200, rows
 
@@ -172,8 +202,9 @@ def test_chapters_link_released_assignments(built_book):
         if not (ROOT / "exercises" / "source" / topic).is_dir():
             continue
         assert (ROOT / "exercises" / "release" / topic / f"{topic}.ipynb").is_file(), topic
+        assert (built_book / "notebooks" / topic / f"{topic}.ipynb").is_file(), topic
         html = (built_book / "book" / f"{page}.html").read_text(encoding="utf-8")
-        assert re.search(rf'href="[^"]*_downloads/[^"]*/{topic}\.ipynb"', html), page
+        assert f'href="../notebooks/{topic}/{topic}.ipynb"' in html, page
         linked += 1
     assert linked >= 2
 
@@ -216,6 +247,33 @@ def test_every_cited_key_exists():
         for group in re.findall(r"\{cite(?::\w+)?\}`([^`]+)`", _text(page)):
             for key in group.split(","):
                 assert key.strip() in keys, (page, key)
+
+
+CC_BY = "https://creativecommons.org/licenses/by/4.0/"
+
+
+def test_licences_and_credits_page():
+    """Code is MIT (LICENSE), text and figures CC BY 4.0 (LICENSE-CONTENT.md); the footer of
+    every page names both, and the credits page cites every primary paper and the books."""
+    assert "MIT License" in (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert CC_BY + "legalcode" in (ROOT / "LICENSE-CONTENT.md").read_text(encoding="utf-8")
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    footer = config["html"]["extra_footer"]
+    assert "MIT" in footer and CC_BY in footer
+    cited = {
+        key.strip()
+        for group in re.findall(r"\{cite(?::\w+)?\}`([^`]+)`", _text("credits"))
+        for key in group.split(",")
+    }
+    books = ["raschka2024", "zhang2023", "rush2018", "paszke2019", "milakov2018", "radford2019"]
+    missing = [k for k in [*REQUIRED_BIB_KEYS, *books] if k not in cited]
+    assert not missing, missing
+
+
+def test_footer_shows_licences(built_book):
+    for page in ["intro", "01_softmax", "credits"]:
+        html = (built_book / "book" / f"{page}.html").read_text(encoding="utf-8")
+        assert 'class="extra_footer"' in html and CC_BY in html, page
 
 
 # ---------------------------------------------------------------------------------------------
@@ -281,6 +339,208 @@ def test_terms_follow_glossary(page):
     """`한국어(English)` must use the glossary rendering; avoided variants never appear."""
     wrong = _term_problems(_prose(_text(page)))
     assert not wrong, "\n".join(wrong)
+
+
+# ---------------------------------------------------------------------------------------------
+# Korean: particles, register, parentheses, and no references to documents students never had
+
+
+def _prose_paragraphs(src):
+    """Paragraphs of prose: no front matter, code blocks, display math; inline code and inline
+    math are replaced by a placeholder word so that what follows them can still be checked."""
+    src = re.sub(r"^---\n.*?\n---\n", "\n", src, flags=re.S)
+    src = re.sub(r"```.*?```", "\n\n", src, flags=re.S)
+    src = re.sub(r"\$\$.*?\$\$", " MATH ", src, flags=re.S)
+    src = re.sub(r"`[^`\n]*`", "CODE", src)
+    src = re.sub(r"\$[^$\n]*\$", "MATH", src)
+    return [p for p in re.split(r"\n\s*\n", src) if p.strip()]
+
+
+def _final_consonant(syllable):
+    """0 for a Hangul syllable without a final consonant, 8 for ㄹ, another positive index else."""
+    return (ord(syllable) - 0xAC00) % 28
+
+
+# A particle that must follow a consonant-final (or a vowel-final) word, and what may come
+# right after it in the same word (의: 편향과의, 는: 값으로는, ...).
+_AFTER_PARTICLE = r"(?=[^가-힣]|$|의|는|도|서|써|만|부터)"
+
+
+def _particle_problems(prose):
+    """A glossary term followed by a particle of the wrong form: 편향를, 편향와, 소프트맥스을,
+    키으로, 로짓로. 이/가 after a vowel is not checked (이다/입니다 are the copula)."""
+    wrong = []
+    for term in sorted({e["ko"] for e in _glossary()}, key=len, reverse=True):
+        if not re.fullmatch(r".*[가-힣]", term):
+            continue
+        final = _final_consonant(term[-1])
+        if final == 0:
+            bad = ["으로", "은", "을", "과"]
+        elif final == 8:  # ㄹ takes 로, like a vowel
+            bad = ["으로", "는", "를", "와", "가"]
+        else:
+            bad = ["는", "를", "와", "로", "가"]
+        pattern = re.escape(term) + r"(\([^()]*\))?(" + "|".join(bad) + ")" + _AFTER_PARTICLE
+        for m in re.finditer(r"(?<![가-힣])" + pattern, prose):
+            wrong.append(f"'{m.group(0)}': wrong particle after '{term}'")
+    return wrong
+
+
+def _spaced_particles(paragraphs):
+    """A particle written apart from the math or code it belongs to: `$x$ 는` instead of `$x$는`."""
+    particle = r"(은|는|이|가|을|를|의|에|와|과|로|으로|도|에서)(?=[\s.,)]|$)"
+    return [
+        p[max(0, m.start() - 30) : m.end()].replace("\n", " ")
+        for p in paragraphs
+        for m in re.finditer(r"(MATH|CODE) " + particle, p)
+    ]
+
+
+def _stray_parentheses(paragraphs):
+    """Paragraphs with a ')' that closes nothing."""
+    stray = []
+    for p in paragraphs:
+        depth = 0
+        for ch in p:
+            depth += (ch == "(") - (ch == ")")
+            if depth < 0:
+                stray.append(" ".join(p.split())[:120])
+                break
+    return stray
+
+
+def _plain_register(paragraphs):
+    """Sentences in the plain 해라체 (…한다. / …이다. / …할 수 있다) instead of 합니다체.
+    Headings and admonition titles are names, not sentences, and quoted claims end with a quote
+    mark, so neither is reported; 봅시다/합시다 are 합니다체."""
+    found = []
+    for p in paragraphs:
+        lines = [
+            ln for ln in p.split("\n") if not ln.lstrip().startswith((":::", "#", ":class", "{"))
+        ]
+        text = " ".join(lines)
+        for m in re.finditer(r"([가-힣]+)다(?=\.(?:\s|$)|\s*$)", text):
+            if not m.group(1).endswith(("니", "시")):
+                found.append(text[max(0, m.start() - 40) : m.end() + 1])
+    return found
+
+
+# Students never had the notes the book was first written from: no mention of them or their ids.
+SOURCE_REFERENCE_RE = re.compile(
+    r"원자료|원본 ?자료|강의 ?노트|수업 ?노트|원서|한 자료(?:의|는|에서|가)"
+    r"|(?<![\d.,])00[0-4](?:의|에서|에 |\s*(?:문제|과제|연습))|과제 O\.\d|연습 \d+\.\d+\)"
+)
+
+
+def _source_references(text):
+    return [text[max(0, m.start() - 20) : m.end() + 10] for m in SOURCE_REFERENCE_RE.finditer(text)]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_references_to_source_documents(page):
+    found = _source_references(_text(page))
+    assert not found, found
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p != "glossary"])
+def test_particles_agree_with_glossary_terms(page):
+    """편향를/편향와 and the like: the particle after a glossary term matches its last syllable."""
+    wrong = _particle_problems(_prose(_text(page)))
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_particles_attach_to_math_and_code(page):
+    spaced = _spaced_particles(_prose_paragraphs(_text(page)))
+    assert not spaced, spaced
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_stray_closing_parenthesis(page):
+    stray = _stray_parentheses(_prose_paragraphs(_text(page)))
+    assert not stray, stray
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p != "glossary"])
+def test_one_register(page):
+    """All learner-facing prose, summaries and boxes included, is in 합니다체."""
+    plain = _plain_register(_prose_paragraphs(_text(page)))
+    assert not plain, plain
+
+
+def test_korean_checkers_catch_known_mistakes():
+    """Each checker above reports the mistake it exists for and passes the corrected text."""
+    assert _particle_problems(
+        "거리에 따른 편향를 더합니다. 편향와 기울기"
+    ) and not _particle_problems(
+        "거리에 따른 편향을 더합니다. 편향과 기울기, 편향(bias)을, 로짓으로, 레이블로"
+    )
+    assert _particle_problems("로짓로 바꿉니다") and _particle_problems("소프트맥스을 씁니다")
+    assert _term_problems("대각선마다 값이 같은 토에플리츠 행렬") and not _term_problems(
+        "대각선마다 값이 같은 퇴플리츠 행렬"
+    )
+    assert _term_problems("멀리 있는 키일수록 큰 벌점을 받습니다")
+    assert _spaced_particles(
+        _prose_paragraphs("회전 $R(a)$ 를 곱합니다.")
+    ) and not _spaced_particles(_prose_paragraphs("회전 $R(a)$를 곱합니다."))
+    assert _stray_parentheses(
+        _prose_paragraphs("argmax입니다.) 그러므로")
+    ) and not _stray_parentheses(_prose_paragraphs("값(예: `f(x)`)입니다."))
+    assert _plain_register(_prose_paragraphs("- 순서를 보존한다.")) and not _plain_register(
+        _prose_paragraphs("- 순서를 보존합니다. 직접 계산해 봅시다.\n\n### 헤드마다 다른 곳을 본다")
+    )
+    for bad in [
+        "한 원자료는",
+        "원본 자료의 계산 실수",
+        "한 강의 노트의 예",
+        "(원서 연습 3.2)",
+        "001의 문제 5",
+        "000의 과제 O.1",
+    ]:
+        assert _source_references(bad), bad
+    assert not _source_references("어휘 50,000개, 0.001의 확률, 2004년, 1000개의 쿼리")
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_misconception_boxes_name_a_primary_source(page):
+    """Corrections are "흔한 오해" boxes (no "바로잡기" boxes); each names its primary source: a
+    paper through {cite} or an implementation (PyTorch, Hugging Face, a named repository)."""
+    src = _text(page)
+    assert not re.search(r"admonition\}[^\n]*(바로잡기|원자료|원본 ?자료)", src)
+    boxes = re.findall(r"^:::\{admonition\} 흔한 오해:.*?^:::$", src, flags=re.M | re.S)
+    for box in boxes:
+        title = box.splitlines()[0]
+        assert re.search(r"\{cite(?::\w+)?\}`|PyTorch|Hugging Face|저장소", box), title
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_chapter_opens_with_a_roadmap(page):
+    """After the learning objectives and before the first section: a short '이 장의 흐름'."""
+    src = _text(page)
+    start = src.index(":::{admonition} 학습 목표")
+    first_section = src.index("\n## ", start)
+    opening = src[start:first_section]
+    paragraphs = [p for p in opening.split("\n\n") if p.strip()]
+    where = [i for i, p in enumerate(paragraphs) if "이 장의 흐름" in p]
+    assert where, "no '이 장의 흐름' paragraph between the objectives and the first section"
+    roadmap = " ".join(paragraphs[where[0] : where[0] + 2])  # a heading may stand alone
+    if len(re.findall(r"니다\.", paragraphs[where[0]])) >= 3:
+        roadmap = paragraphs[where[0]]
+    sentences = re.findall(r"니다\.", roadmap)
+    assert 3 <= len(sentences) <= 5, sentences
+
+
+def test_intro_states_prerequisites_and_time():
+    """Prerequisites and an estimated time for each of the nine chapters; no claim that the
+    printed numbers were computed on the reader's computer."""
+    src = _text("intro")
+    assert "## 선수 지식" in src
+    rows = {
+        int(m.group(1)): m.group(2)
+        for m in re.finditer(r"^\| (\d) \|.*\| ([^|]*시간[^|]*) \|$", src, flags=re.M)
+    }
+    assert sorted(rows) == list(range(1, len(CHAPTERS) + 1)), rows
+    assert not re.search(r"여러분의 컴퓨터에서[^.]*계산된", src)
 
 
 SOURCE_NOTEBOOKS = sorted((ROOT / "exercises" / "source").glob("*/*.ipynb"))

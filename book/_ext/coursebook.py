@@ -4,14 +4,15 @@
    removed (어텐션은 / 어텐션을 / 어텐션의 -> 어텐션), so the search page finds "어텐션".
 2. Offline MathJax: copy the Debian MathJax 2 package (libjs-mathjax, installed by
    tools/sysdeps.sh) into _static/mathjax so no page loads math from a CDN.
+3. Student downloads: {{ assignment_<topic> }} links ../notebooks/<topic>/<topic>.ipynb and
+   {{ student_requirements }} links ../requirements-student.txt; the build copies the release
+   notebooks (from exercises/release/) and requirements-student.txt there, so the links also work
+   in the offline student bundle (`make release`). This extension never runs nbgrader:
+   `make notebooks` (tools/release.py) generates exercises/release/ before the build.
 """
 
-import os
 import re
 import shutil
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
 from sphinx.search import SearchLanguage
@@ -124,44 +125,7 @@ def _dedupe_scripts(app, exception):
             page.write_text(head + html[head_end:], encoding="utf-8")
 
 
-def release_notebooks(root):
-    """Generate the student release notebooks exercises/release/<a>/<a>.ipynb with nbgrader.
-
-    Runs on a temporary copy of the course (its own gradebook), so the course's gradebook is never
-    touched; an assignment is regenerated only when its source notebook is newer than the release.
-    Returns the list of generated assignment names.
-    """
-    course = Path(root) / "exercises"
-    done = []
-    for src in sorted((course / "source").glob("*/*.ipynb")):
-        name = src.parent.name
-        dst = course / "release" / name / src.name
-        if dst.exists() and dst.stat().st_mtime >= src.stat().st_mtime:
-            continue
-        bindir = Path(sys.executable).parent
-        env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
-        with tempfile.TemporaryDirectory() as tmp:
-            shutil.copytree(course / "source" / name, Path(tmp) / "source" / name)
-            shutil.copy2(course / "nbgrader_config.py", tmp)
-            cmd = [
-                str(bindir / "nbgrader"),
-                "generate_assignment",
-                name,
-                "--force",
-                f"--db=sqlite:///{tmp}/gradebook.db",
-            ]
-            proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
-            out = Path(tmp) / "release" / name / src.name
-            if proc.returncode != 0 or not out.exists():
-                raise RuntimeError(
-                    f"nbgrader generate_assignment {name} failed:\n{proc.stderr[-2000:]}"
-                )
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(out, dst)
-        done.append(name)
-    return done
-
-
+STUDENT_REQUIREMENTS = "requirements-student.txt"  # what students pip install (book/intro.md)
 TOPICS = [
     "softmax",
     "attention",
@@ -175,29 +139,70 @@ TOPICS = [
 ]
 
 
+def released_notebooks(root):
+    """{topic: release notebook} for every assignment of exercises/source.
+
+    The notebooks are made by nbgrader outside the book build (`make notebooks`, i.e.
+    `python tools/release.py notebooks`); a source without its release notebook is an error."""
+    course = Path(root) / "exercises"
+    found, missing = {}, []
+    for topic in TOPICS:
+        if not (course / "source" / topic / f"{topic}.ipynb").is_file():
+            continue
+        nb = course / "release" / topic / f"{topic}.ipynb"
+        if nb.is_file():
+            found[topic] = nb
+        else:
+            missing.append(topic)
+    if missing:
+        raise RuntimeError(
+            f"release notebooks missing for {', '.join(missing)}: run `make notebooks` "
+            "(python tools/release.py notebooks) before building the book"
+        )
+    return found
+
+
 def assignment_substitutions(root):
-    """MyST substitutions {{ assignment_<topic> }}: a download link to the student notebook when
-    the assignment exists, otherwise a sentence saying it is not released yet."""
+    """MyST substitutions {{ assignment_<topic> }}: a download link to the student notebook, which
+    the build copies to notebooks/<topic>/<topic>.ipynb next to the pages (see _copy_notebooks), so
+    the link also works in the offline student bundle (_build/release/); otherwise a sentence saying
+    the assignment is not released yet."""
+    released = released_notebooks(root)
     subs = {}
     for topic in TOPICS:
-        nb = Path(root) / "exercises" / "release" / topic / f"{topic}.ipynb"
-        if nb.exists():
+        if topic in released:
             subs[f"assignment_{topic}"] = (
-                f"학생용 노트북 내려받기: {{download}}`{topic}.ipynb "
-                f"<../exercises/release/{topic}/{topic}.ipynb>`"
+                f'학생용 노트북 내려받기: <a class="reference download" '
+                f'href="../notebooks/{topic}/{topic}.ipynb" download="{topic}.ipynb">'
+                f"<code>{topic}.ipynb</code></a>"
             )
         else:
-            subs[f"assignment_{topic}"] = (
-                f"이 장의 채점 과제 노트북(`exercises/source/{topic}/`)은 아직 공개되지 않았습니다."
-            )
+            subs[f"assignment_{topic}"] = "이 장의 채점 과제 노트북은 아직 공개되지 않았습니다."
+    subs["student_requirements"] = (
+        f'<a class="reference download" href="../{STUDENT_REQUIREMENTS}" '
+        f'download="{STUDENT_REQUIREMENTS}"><code>{STUDENT_REQUIREMENTS}</code></a>'
+    )
     return subs
 
 
+def _copy_notebooks(app, exception):
+    """Copy the release notebooks into the HTML output as notebooks/<topic>/<topic>.ipynb, and
+    the students' package list (linked from the introduction) next to index.html."""
+    if exception is not None or app.builder.format != "html":
+        return
+    dest = Path(app.outdir) / "notebooks"
+    shutil.rmtree(dest, ignore_errors=True)
+    for topic, nb in released_notebooks(app.srcdir).items():
+        (dest / topic).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(nb, dest / topic / nb.name)
+    requirements = Path(app.srcdir) / STUDENT_REQUIREMENTS
+    if requirements.is_file():
+        shutil.copyfile(requirements, Path(app.outdir) / STUDENT_REQUIREMENTS)
+
+
 def _config_inited(app, config):
-    root = Path(app.srcdir)
-    release_notebooks(root)
     subs = dict(getattr(config, "myst_substitutions", None) or {})
-    subs.update(assignment_substitutions(root))
+    subs.update(assignment_substitutions(app.srcdir))
     config.myst_substitutions = subs
 
 
@@ -206,4 +211,5 @@ def setup(app):
     app.add_search_language(SearchKorean)
     app.connect("build-finished", _dedupe_scripts)
     app.connect("build-finished", _copy_mathjax)
+    app.connect("build-finished", _copy_notebooks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,298 @@
+"""Every chapter writes out its own pieces in visible code and checks each against solutions/.
+
+For chapter NN_<topic>.md the reference module is solutions/<topic>.py. In the page's code cells
+that are shown to the reader (not tagged hide-input, remove-input or remove-cell), a top-level
+`def`/`class` whose name contains the name of a public function or class of that module (and is
+not that name itself) is a "page piece"; it must not simply call that reference. Each chapter
+needs at least two pieces, and each piece must be followed by a visible cell that calls
+`assert_close` (e.g. `torch.testing.assert_close`) and uses both the piece and the reference it
+is named after, where the reference is imported from solutions.<topic> on the page. The check
+cell must come before the next piece's definition or within the next two code cells.
+
+The page shows the simplest form of a graded piece, never the answer: no code line of a page
+may repeat a line of a solution region of the assignments (exercises/source/*/*.ipynb).
+"""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from test_book import CHAPTERS
+from test_release import release  # tools/release.py, loaded once
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+HIDDEN_TAGS = {"hide-input", "remove-input", "remove-cell"}
+MIN_PIECES = 2
+CHECK_WINDOW = 2  # a check may also sit in one of the next two code cells
+CELL_RE = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
+
+
+def code_cells(text):
+    """[(tags, source)] of the MyST code cells of a page, in order."""
+    cells = []
+    for body in CELL_RE.findall(text):
+        tags = []
+        lines = body.splitlines()
+        if lines and lines[0].strip() == "---":  # YAML front matter of the cell
+            end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+            meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+            tags = list(meta.get("tags", []))
+            lines = lines[end + 1 :]
+        else:  # short form ":tags: [hide-input]"
+            while lines and lines[0].startswith(":"):
+                key, _, value = lines.pop(0)[1:].partition(":")
+                if key.strip() == "tags":
+                    tags = list(yaml.safe_load(value) or [])
+        cells.append((tags, "\n".join(lines)))
+    return cells
+
+
+def public_names(module_source):
+    """Names of the top-level public functions and classes of a module."""
+    tree = ast.parse(module_source)
+    return {
+        n.name
+        for n in tree.body
+        if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and not n.name.startswith("_")
+    }
+
+
+def _reference_for(name, references):
+    """The longest reference name inside `name` (softmax_jacobian_simple -> softmax_jacobian)."""
+    inside = [r for r in references if r in name and r != name]
+    return max(inside, key=len) if inside else None
+
+
+def _imported_from(tree, module):
+    return {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == module
+        for alias in node.names
+    }
+
+
+def _assert_close_calls(tree):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+            if name == "assert_close":
+                yield node
+
+
+def _names_in(node):
+    """Plain names used in a node (`torch.softmax` is not the name `softmax`)."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def check_page(text, topic, references):
+    """(pieces, problems) for one chapter text: pieces as (page name, reference name)."""
+    cells = code_cells(text)
+    visible = [
+        (i, ast.parse(src)) for i, (tags, src) in enumerate(cells) if not HIDDEN_TAGS & set(tags)
+    ]
+    imported = set()
+    for _, tree in visible:
+        imported |= _imported_from(tree, f"solutions.{topic}")
+    nodes = [
+        (pos, node)
+        for pos, (_, tree) in enumerate(visible)
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+    ]
+    defined = [(pos, node.name) for pos, node in nodes]
+    pieces, problems = [], []
+    for k, (pos, name) in enumerate(defined):
+        ref = _reference_for(name, references)
+        if ref is None:
+            continue
+        pieces.append((name, ref))
+        if ref in _names_in(nodes[k][1]):
+            problems.append(f"{name}: calls its reference {ref} instead of writing it out")
+            continue
+        if ref not in imported:
+            problems.append(f"{name}: the reference {ref} is not imported from solutions.{topic}")
+            continue
+        if any(other == ref for _, other in defined):
+            problems.append(f"{name}: the page redefines the reference {ref} itself")
+            continue
+        later = [p for p, other in defined[k + 1 :] if _reference_for(other, references)]
+        stop = max(later[0] if later else len(visible), pos + 1 + CHECK_WINDOW)
+        window = visible[pos + 1 : stop]
+        checked = any(
+            any(_assert_close_calls(tree)) and {name, ref} <= _names_in(tree) for _, tree in window
+        )
+        if not checked:
+            problems.append(f"{name}: no following cell uses {name} and {ref} with assert_close")
+    if len(pieces) < MIN_PIECES:
+        problems.append(f"only {len(pieces)} piece(s) written out on the page: {pieces}")
+    return pieces, problems
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_writes_out_and_checks_its_pieces(chapter):
+    topic = chapter.split("_", 1)[1]
+    references = public_names((ROOT / "solutions" / f"{topic}.py").read_text(encoding="utf-8"))
+    text = (BOOK / f"{chapter}.md").read_text(encoding="utf-8")
+    pieces, problems = check_page(text, topic, references)
+    assert not problems, problems
+    print(chapter, pieces)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_page_code_repeats_no_solution_line(chapter):
+    secret = release.solution_lines()
+    text = (BOOK / f"{chapter}.md").read_text(encoding="utf-8")
+    found = [
+        (ln.strip(), secret[ln.strip()])
+        for _, src in code_cells(text)
+        for ln in src.splitlines()
+        if ln.strip() in secret
+    ]
+    assert not found, found
+
+
+PLOT_MODULES = {"plt", "matplotlib", "diagrams", "bookplot"}
+
+
+def visible_plotting(text):
+    """Visible code cells (their first line) that draw: use plt, matplotlib or the plot helpers."""
+    found = []
+    for tags, src in code_cells(text):
+        if HIDDEN_TAGS & set(tags):
+            continue
+        tree = ast.parse(src)
+        names = _names_in(tree)
+        imported = {
+            (alias.asname or alias.name)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+        }
+        modules = {
+            node.module
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module
+        }
+        helpers = {"show_weights", "show_mask", "show_matrix"} | {
+            n for n in imported if n.startswith("draw_")
+        }
+        draws = "plt" in names and any(
+            isinstance(n, ast.Attribute) and getattr(n.value, "id", None) == "plt"
+            for n in ast.walk(tree)
+        )
+        if draws or (names & helpers) or (modules & {"diagrams"}):
+            found.append(src.splitlines()[0])
+    return found
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_plotting_code_is_hidden(chapter):
+    """Plotting code sits behind the hide-input toggle; visible code is the code that teaches."""
+    text = (BOOK / f"{chapter}.md").read_text(encoding="utf-8")
+    found = visible_plotting(text)
+    assert not found, found
+
+
+def test_plot_scan_sees_a_visible_plot():
+    shown = "```{code-cell} python3\nfig, ax = plt.subplots()\nplt.show()\n```\n"
+    hidden = shown.replace("python3\n", "python3\n:tags: [hide-input]\n", 1)
+    imports = "```{code-cell} python3\nimport matplotlib.pyplot as plt\n```\n"
+    assert visible_plotting(shown) == ["fig, ax = plt.subplots()"]
+    assert visible_plotting(hidden) == [] and visible_plotting(imports) == []
+
+
+FAKE = """# Fake
+
+```{{code-cell}} python3
+import torch
+from solutions.softmax import softmax
+```
+
+```{{code-cell}} python3
+def softmax_simple(z):
+    \"\"\"(n,) -> (n,)\"\"\"
+    e = torch.exp(z - z.max())
+    return e / e.sum()
+```
+
+```{{code-cell}} python3
+{check_one}
+```
+
+```{{code-cell}} python3
+---
+tags: [hide-input]
+---
+def softmax_hidden(z):
+    return z
+```
+
+```{{code-cell}} python3
+def softmax_again(z):
+    return softmax_simple(z)
+```
+
+```{{code-cell}} python3
+z = torch.randn(5)
+torch.testing.assert_close(softmax_again(z), softmax(z))
+```
+"""
+
+
+def test_checker_catches_a_piece_without_a_check():
+    refs = {"softmax", "log_softmax"}
+    good = FAKE.format(check_one="torch.testing.assert_close(softmax_simple(z), softmax(z))")
+    pieces, problems = check_page(good, "softmax", refs)
+    assert problems == [] and pieces == [
+        ("softmax_simple", "softmax"),
+        ("softmax_again", "softmax"),
+    ]
+
+    # the check cell compares with something else than the reference
+    bad = FAKE.format(
+        check_one="torch.testing.assert_close(softmax_simple(z), torch.softmax(z, 0))"
+    )
+    _, problems = check_page(bad, "softmax", refs)
+    assert len(problems) == 1 and problems[0].startswith("softmax_simple:"), problems
+
+    # a check hidden behind hide-input does not count, nor does a hidden definition
+    hidden = good.replace(
+        "```{code-cell} python3\ntorch.testing.assert_close(softmax_simple",
+        "```{code-cell} python3\n:tags: [hide-input]\ntorch.testing.assert_close(softmax_simple",
+    )
+    assert hidden != good
+    _, problems = check_page(hidden, "softmax", refs)
+    assert len(problems) == 1 and problems[0].startswith("softmax_simple:"), problems
+
+    # a piece that only calls its reference is not written out
+    alias = good.replace(
+        "    e = torch.exp(z - z.max())\n    return e / e.sum()", "    return softmax(z)"
+    )
+    assert alias != good
+    _, problems = check_page(alias, "softmax", refs)
+    assert len(problems) == 1 and "calls its reference" in problems[0], problems
+
+    # one piece is not enough; a reference that is not imported from solutions does not count
+    one = good.replace("def softmax_again", "def other_name").replace("softmax_again(z)", "z")
+    _, problems = check_page(one, "softmax", refs)
+    assert any(p.startswith("only 1 piece") for p in problems), problems
+    local = good.replace("from solutions.softmax import softmax", "softmax = torch.softmax")
+    _, problems = check_page(local, "softmax", refs)
+    assert len(problems) == 2 and all("not imported" in p for p in problems), problems
+
+
+def test_solution_line_scan_sees_regions():
+    """Control: the scan has lines to compare with, and one of them would be caught on a page."""
+    secret = release.solution_lines()
+    assert len(secret) > 20
+    line = next(iter(secret))
+    page = f"```{{code-cell}} python3\n    {line}\n```\n"
+    assert any(ln.strip() in secret for _, src in code_cells(page) for ln in src.splitlines())
