@@ -7,7 +7,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.requirements.stamp
 
-.PHONY: book test lint sysdeps venv clean bench
+.PHONY: book test lint sysdeps venv clean bench notebooks release
 
 venv: $(STAMP)
 
@@ -22,15 +22,30 @@ $(STAMP): requirements.txt pyproject.toml Makefile
 sysdeps:
 	@bash tools/sysdeps.sh
 
+# Student release notebooks exercises/release/<a>/<a>.ipynb, made by `nbgrader generate_assignment`
+# in a temporary copy of the course root (tools/release.py); only stale ones are regenerated.
+# The book links them (book/_ext/coursebook.py copies them into _build/html/notebooks/).
+notebooks: $(STAMP)
+	$(PY) tools/release.py notebooks
+
 # Executes every page (jupyter-cache in _build/.jupyter_cache: unchanged pages are not re-run);
 # any warning, cell error or stderr output fails the build.
-book: $(STAMP) sysdeps
+book: $(STAMP) sysdeps notebooks
 	$(VENV)/bin/jupyter-book build . --warningiserror --keep-going
 	@echo "Book: $(CURDIR)/_build/html/index.html"
 
+# Everything a course publishes to students, in _build/release/: the book built into an emptied
+# _build/html (no file of an earlier build is carried along; the jupyter-cache keeps unchanged pages
+# from running again) with the release notebooks in notebooks/ (generated afresh by nbgrader),
+# scanned for answers and hidden checks (tools/release.py; tests/test_release.py runs this target).
+release: $(STAMP) sysdeps notebooks
+	rm -rf _build/html
+	$(VENV)/bin/jupyter-book build . --warningiserror --keep-going
+	$(PY) tools/release.py bundle
+
 # The hidden checks against the reference solutions (in-process, through the wire encoding),
-# then the whole test suite.
-test: $(STAMP) sysdeps
+# then the whole test suite (tests/test_book.py builds the book, which links the release notebooks).
+test: $(STAMP) sysdeps notebooks
 	$(PY) -m pytest autograder/checks --reference -q -p no:cacheprovider
 	$(PY) -m pytest
 

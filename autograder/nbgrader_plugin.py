@@ -9,6 +9,8 @@ Configured in exercises/nbgrader_config.py by :func:`configure`:
   through the traitlets configuration, ``c.EngineGrade.grader``) returns the verdicts, and it
   writes, per test cell, no output (pass: full points) or an error output with the check's
   message (fail: 0 points), so nbgrader's SaveAutoGrades records exactly the engine's scores.
+  The error output's ``ename`` names the outcome (ENAMES) and the notebook metadata key
+  ``autograder`` holds the grading seconds: class_report.py reads both from autograded/.
   Hidden-test regions are removed from the test cells.
 - ``SaveAutoGradesOnce``: nbgrader's SaveAutoGrades with one commit per notebook.
 
@@ -18,20 +20,33 @@ Workarounds of nbgrader internals live in nbgrader_fixes.py.
 import copy
 import datetime
 import hashlib
+import json
 import os
+import types
 
 import nbformat
 from nbconvert.exporters import NotebookExporter
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import validator
+from nbformat.v4 import nbjson, rwbase
 from nbgrader import utils
-from nbgrader.api import Gradebook
+from nbgrader.api import Comment, Grade, Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import NbGraderPreprocessor, SaveAutoGrades
+from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells, SaveAutoGrades
+from sqlalchemy.orm import joinedload
 from traitlets import Bool, Instance, Integer, Unicode, default
 
 from autograder import nbgrader_fixes
 from autograder import notebook as nbio
+from autograder.report import Verdict
+
+# ename of a failed test cell's error output, by the verdict's outcome (see report.OUTCOMES)
+ENAMES = {
+    "failed": "CheckFailed",
+    "crashed": "StudentCrashed",
+    "timeout": "StudentTimeout",
+    "grader-error": "GraderError",
+}
 
 
 def digest(cells):
@@ -105,19 +120,43 @@ class BatchGrader(Grader):
             self.regraded += 1
             grade_ids = [gid for gid, _ in nbio.test_cells(nb)]
             solutions = nbio.solution_code(nb)
-            report = self.engine.submit(key[0], grade_ids, cells, solutions).result()
+            name = f"{key[1]}/{key[2]}"
+            report = self.engine.submit(key[0], grade_ids, cells, solutions, name=name).result()
         if self.progress is not None:
             self.progress()
         return report
 
 
 class RobustExporter(NotebookExporter):
-    """NotebookExporter whose from_filename never fails on a broken submission."""
+    """NotebookExporter whose from_filename never fails on a broken submission, and that
+    converts the notebook it read itself without copying it."""
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        return self._export(copy.deepcopy(nb), resources)  # the caller keeps its notebook
+
+    def _export(self, nb, resources):
+        """NotebookExporter.from_notebook_node for a notebook nothing else holds: no deep
+        copies (nbconvert makes two and nbformat.writes a third), and no second validation in
+        nbformat.writes (``_preprocess`` validated it). Same JSON as nbformat writes."""
+        if nb.get("nbformat") != self.nbformat_version:
+            return super().from_notebook_node(nb, resources)
+        resources = self._init_resources(resources)
+        nb, resources = self._preprocess(nb, resources)
+        resources["output_suffix"] = ".nbconvert"
+        nb = rwbase.strip_transient(rwbase.split_lines(nb))
+        text = json.dumps(
+            nb,
+            cls=nbjson.BytesEncoder,
+            indent=1,
+            sort_keys=True,
+            separators=(",", ": "),
+            ensure_ascii=False,
+        )
+        return text + "\n", resources
 
     def _preprocess(self, nb, resources):
-        """nbconvert's _preprocess without its defensive deep copy of the notebook: ``nb`` was
-        read from its file by from_filename just before and nothing else holds it (the copy
-        was a tenth of the batch command's gradebook phase). Validation as configured."""
+        """nbconvert's _preprocess without its defensive deep copy of the notebook (see
+        _export). Validation as configured."""
         resources = copy.deepcopy(resources)
         if hasattr(validator, "normalize"):
             _, nb = validator.normalize(nb)
@@ -142,7 +181,7 @@ class RobustExporter(NotebookExporter):
         nb, problems = nbio.read_submission(filename)
         for p in problems:
             self.log.warning("%s: %s", filename, p)
-        return self.from_notebook_node(nb, resources=resources, **kw)
+        return self._export(nb, resources)
 
 
 def _course(config):
@@ -182,9 +221,44 @@ class EngineGrade(NbGraderPreprocessor):
         return nb, resources
 
 
+def _lookup(rows, what):
+    """``find(name, *ignored)`` over ``{name: row}``, raising nbgrader's MissingEntry like the
+    Gradebook.find_* method it stands in for (the ignored arguments are notebook, assignment,
+    student: the rows were loaded for one notebook)."""
+
+    def find(name, *_ignored):
+        try:
+            return rows[name]
+        except KeyError:
+            raise MissingEntry(f"No such {what}: {name}") from None
+
+    return find
+
+
+class OverwriteCellsOnce(OverwriteCells):
+    """nbgrader's OverwriteCells with the notebook's source and grade cells loaded in one query
+    each instead of two queries per cell (same checks, same overwrites)."""
+
+    def preprocess(self, nb, resources):
+        if self.add_missing_cells:  # needs the whole Gradebook: nbgrader's own path
+            return super().preprocess(nb, resources)
+        self.notebook_id = resources["nbgrader"]["notebook"]
+        self.assignment_id = resources["nbgrader"]["assignment"]
+        with Gradebook(resources["nbgrader"]["db_url"]) as gradebook:
+            source = gradebook.find_notebook(self.notebook_id, self.assignment_id)
+            graded = {c.name: c for c in source.task_cells}
+            graded.update({c.name: c for c in source.grade_cells})  # grade cells first, as nbgrader
+            self.gradebook = types.SimpleNamespace(
+                find_source_cell=_lookup({c.name: c for c in source.source_cells}, "source cell"),
+                find_graded_cell=_lookup(graded, "grade cell"),
+            )
+            return NbGraderPreprocessor.preprocess(self, nb, resources)  # cell by cell
+
+
 class SaveAutoGradesOnce(SaveAutoGrades):
-    """nbgrader's SaveAutoGrades with one commit per notebook instead of one per cell
-    (same rows, same values: auto_score from utils.determine_grade, the same comments)."""
+    """nbgrader's SaveAutoGrades with one commit per notebook instead of one per cell, and the
+    submission's grades and comments loaded in one query each instead of one per cell (same
+    rows, same values: auto_score from utils.determine_grade, the same comments)."""
 
     def preprocess(self, nb, resources):
         self.notebook_id = resources["nbgrader"]["notebook"]
@@ -193,52 +267,55 @@ class SaveAutoGradesOnce(SaveAutoGrades):
         self.db_url = resources["nbgrader"]["db_url"]
         self.gradebook = Gradebook(self.db_url)
         with self.gradebook:
+            submitted = self.gradebook.find_submission_notebook(
+                self.notebook_id, self.assignment_id, self.student_id
+            )
+            self._find_grade = _lookup(self._rows(Grade, submitted), "grade")
+            self._find_comment = _lookup(self._rows(Comment, submitted), "comment")
             for index, cell in enumerate(nb.cells):
                 nb.cells[index], resources = self.preprocess_cell(cell, resources, index)
             self.gradebook.db.commit()
         return nb, resources
 
+    def _rows(self, table, submitted):
+        """{cell name: row} of ``table`` (Grade or Comment) for one submitted notebook."""
+        query = self.gradebook.db.query(table).options(joinedload(table.cell))
+        return {row.cell.name: row for row in query.filter(table.notebook_id == submitted.id)}
+
     def _add_score(self, cell, resources):
-        grade = self.gradebook.find_grade(
-            cell.metadata["nbgrader"]["grade_id"],
-            self.notebook_id,
-            self.assignment_id,
-            self.student_id,
-        )
+        grade = self._find_grade(cell.metadata["nbgrader"]["grade_id"])
         grade.auto_score, _ = utils.determine_grade(cell, self.log)
         grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
 
     def _add_comment(self, cell, resources):
-        comment = self.gradebook.find_comment(
-            cell.metadata["nbgrader"]["grade_id"],
-            self.notebook_id,
-            self.assignment_id,
-            self.student_id,
-        )
+        comment = self._find_comment(cell.metadata["nbgrader"]["grade_id"])
         unchanged = cell.metadata.nbgrader.get("checksum", None) == utils.compute_checksum(cell)
         comment.auto_comment = "No response." if unchanged and not utils.is_task(cell) else None
 
 
 def write_verdicts(nb, report):
-    """Test cells: hidden region removed; no output on pass, an error output on failure."""
+    """Test cells: hidden region removed; no output on pass, an error output on failure, named
+    by its outcome (ENAMES). The notebook metadata ``autograder`` gets the grading seconds."""
     for cell in nb.cells:
         if not nbio.is_test(cell):
             continue
         cell.source = nbio.strip_hidden(cell.source)
         cell.execution_count = None
-        verdict = report.verdicts.get(nbio.grade_id(cell))
-        if verdict is not None and verdict.passed:
+        gid = nbio.grade_id(cell)
+        verdict = report.verdicts.get(gid) or Verdict(gid, "grader-error", "not graded")
+        if verdict.passed:
             cell.outputs = []
             continue
-        message = verdict.message if verdict is not None else "not graded"
+        ename = ENAMES.get(verdict.outcome, "CheckFailed")
         cell.outputs = [
             nbformat.v4.new_output(
                 "error",
-                ename="CheckFailed",
-                evalue=message,
-                traceback=["CheckFailed: " + message],
+                ename=ename,
+                evalue=verdict.message,
+                traceback=[f"{ename}: {verdict.message}"],
             )
         ]
+    nb.metadata["autograder"] = {"seconds": round(report.seconds, 3)}
 
 
 def configure(c, jobs=1, checks_dir="", unsafe_no_sandbox=False):
@@ -251,7 +328,6 @@ def configure(c, jobs=1, checks_dir="", unsafe_no_sandbox=False):
         DeduplicateIds,
         IgnorePattern,
         LimitOutput,
-        OverwriteCells,
         OverwriteKernelspec,
     )
 
@@ -264,7 +340,7 @@ def configure(c, jobs=1, checks_dir="", unsafe_no_sandbox=False):
         RebuildSubmission,
         DeduplicateIds,
         OverwriteKernelspec,
-        OverwriteCells,
+        OverwriteCellsOnce,
     ]
     c.Autograde.autograde_preprocessors = [
         EngineGrade,
@@ -277,6 +353,10 @@ def configure(c, jobs=1, checks_dir="", unsafe_no_sandbox=False):
     # validate each notebook once, after the last preprocessor, not after every one of them
     # (nbconvert's own option; the rebuilt notebooks are valid by construction)
     c.Exporter.optimistic_validation = True
+    # ClearMetadataPreprocessor is off unless a course enables it; then it keeps the grading
+    # seconds write_verdicts stores (read by `python -m autograder report`)
+    keep = {("language_info", "name"), "autograder"}  # nbconvert's default plus ours
+    c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = keep
     c.EngineGrade.grader = OnDemandGrader()
     c.EngineGrade.jobs = jobs
     c.EngineGrade.checks_dir = checks_dir

@@ -1,0 +1,147 @@
+"""`python -m autograder report`: the class report of a small synthetic softmax class.
+
+The class is graded by the batch command in a temporary course; the report's CSV and HTML must
+agree with nbgrader's gradebook (read here independently), embed its plots (opens offline) and
+list the crashed and timed-out submissions. Missing gradebook, unknown assignment and nothing
+graded yet give clear errors.
+"""
+
+import csv
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from bench.grading import filled, make_course, solution_sources
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+WRONG_JACOBIAN = "def softmax_jacobian(p):\n    return torch.diag_embed(p)\n"
+CRASH = "def softmax(x, dim=-1, temperature=1.0):\n    import os\n    os._exit(1)\n"
+HANG = "def softmax(x, dim=-1, temperature=1.0):\n    while True:\n        pass\n"
+STUDENTS = {  # student -> solution cells replaced (None: the release notebook, blank)
+    "s0_correct": {},
+    "s1_blank": None,
+    "s2_jacobian": {"softmax_jacobian": WRONG_JACOBIAN},
+    "s3_jacobian": {"softmax_jacobian": WRONG_JACOBIAN},
+    "s4_crash": {"softmax": CRASH},
+    "s5_hang": {"softmax": HANG},
+}
+
+
+def run(cmd, course, ok=True):
+    r = subprocess.run(cmd, cwd=course, env=ENV, capture_output=True, text=True, timeout=300)
+    assert (r.returncode == 0) == ok, r.stdout[-3000:] + r.stderr[-3000:]
+    return r
+
+
+def report(course, assignment, ok=True):
+    return run([sys.executable, "-m", "autograder", "report", assignment, "--quiet"], course, ok)
+
+
+def submit(course):
+    source = json.loads((REPO / "exercises/source/softmax/softmax.ipynb").read_text())
+    release = json.loads((course / "release/softmax/softmax.ipynb").read_text())
+    for student, changes in STUDENTS.items():
+        nb = filled(release, {} if changes is None else {**solution_sources(source), **changes})
+        folder = course / "submitted" / student / "softmax"
+        folder.mkdir(parents=True)
+        (folder / "softmax.ipynb").write_text(json.dumps(nb))
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """Course graded with the batch command and reported; the error messages met on the way."""
+    root = tmp_path_factory.mktemp("class-report") / "course"
+    make_course(root, ["softmax"], engine=True)
+    errors = {"no gradebook": report(root, "softmax", ok=False).stderr}
+    run([str(BIN / "nbgrader"), "generate_assignment", "softmax", "--force"], root)
+    errors["nothing graded yet"] = report(root, "softmax", ok=False).stderr
+    submit(root)
+    grade = [sys.executable, "-m", "autograder", "grade", "softmax", "--quiet"]
+    run(grade + ["--jobs", "2", "--wall", "6"], root)
+    errors["unknown assignment 'nosuch'"] = report(root, "nosuch", ok=False).stderr
+    out = report(root, "softmax").stdout
+    assert "reports/softmax.html" in out and "reports/softmax.csv" in out
+    return root, errors
+
+
+def gradebook(course):
+    """{student: (score, max_score, {notebook/grade_id: (score, max_score)})}, read directly."""
+    from nbgrader.api import Gradebook
+
+    book = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for sub in gb.assignment_submissions("softmax"):
+            grades = [(nb.name, g) for nb in sub.notebooks for g in nb.grades]
+            cells = {f"{n}/{g.name}": (g.score, g.max_score) for n, g in grades}
+            book[sub.student.id] = (sub.score, sub.max_score, cells)
+    return book
+
+
+def csv_rows(course):
+    with open(course / "reports" / "softmax.csv", newline="", encoding="utf-8") as f:
+        return {row["student"]: row for row in csv.DictReader(f)}
+
+
+@pytest.mark.slow
+def test_errors_are_clear(course):
+    for words, stderr in course[1].items():
+        assert f"report: {words}" in stderr and "Traceback" not in stderr, stderr
+
+
+@pytest.mark.slow
+def test_html_is_self_contained(course):
+    text = (course[0] / "reports" / "softmax.html").read_text(encoding="utf-8")
+    assert len(re.findall(r'<img [^>]*src="data:image/png;base64,[A-Za-z0-9+/=]+"', text)) >= 3
+    remote = r"""(src|href)\s*=\s*["']?\s*(https?:|//)|<script|<link|<iframe|url\(|@import"""
+    assert not re.search(remote, text, re.I)
+
+
+@pytest.mark.slow
+def test_scores_and_passes_agree_with_gradebook(course):
+    root = course[0]
+    book, rows = gradebook(root), csv_rows(root)
+    text = (root / "reports" / "softmax.html").read_text(encoding="utf-8")
+    assert set(book) == set(rows) == set(STUDENTS)
+    for student, (score, max_score, cells) in book.items():
+        row = rows[student]
+        assert float(row["total_score"]) == pytest.approx(score)
+        assert float(row["max_score"]) == pytest.approx(max_score) == 10
+        assert float(row["grading_seconds"]) > 0
+        for name, (s, m) in cells.items():
+            assert float(row[f"{name} score"]) == pytest.approx(s), (student, name)
+            assert (row[f"{name} outcome"] == "passed") == (s == m), (student, name)
+    for name in book["s0_correct"][2]:
+        passed = sum(cells[name][0] == cells[name][1] for _, _, cells in book.values())
+        cell_row = rf"<tr><td>{re.escape(name)}</td><td>[^<]*</td><td>{passed}/{len(book)} \("
+        assert re.search(cell_row, text), name
+    mean = statistics.mean(score for score, _, _ in book.values())
+    assert f"mean {mean:.2f}" in text
+    assert book["s0_correct"][0] == 10 and book["s1_blank"][0] == 0
+
+
+@pytest.mark.slow
+def test_crashed_and_timed_out_submissions_are_listed(course):
+    root = course[0]
+    rows = csv_rows(root)
+    text = (root / "reports" / "softmax.html").read_text(encoding="utf-8")
+    for student, outcome in (("s4_crash", "crashed"), ("s5_hang", "timeout")):
+        assert rows[student]["softmax/test_softmax_stable outcome"] == outcome
+        listed = f"<tr><td>{student}</td><td>softmax/test_softmax_stable</td><td>{outcome}</td>"
+        assert listed in text
+    assert rows["s2_jacobian"]["softmax/test_softmax_jacobian outcome"] == "failed"
+    # the same mistake (same run seed, same first line) is counted once, for two students
+    assert "<tr><td>softmax/test_softmax_jacobian</td><td>2</td>" in text
+    assert "<td>s0_correct</td>" not in text.split("Crashed, timed-out")[1].split("<h2>")[0]
+    nb = nbformat.read(root / "autograded/s4_crash/softmax/softmax.ipynb", as_version=4)
+    assert nb.metadata["autograder"]["seconds"] > 0
+    enames = {o.ename for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"}
+    assert "StudentCrashed" in enames

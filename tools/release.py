@@ -1,0 +1,262 @@
+"""What the course publishes to students, and nothing else.
+
+    python tools/release.py notebooks [ASSIGNMENT ...]  # stale exercises/release/<a>/<a>.ipynb
+    python tools/release.py bundle                      # _build/release/: _build/html + nbgrader
+
+`notebooks` generates the student release notebooks with `nbgrader generate_assignment`, each
+assignment in its own temporary copy of the course root (its own gradebook: the course's
+gradebook.db is never touched), as many at once as there are CPUs;
+an assignment is regenerated only when its source notebook or nbgrader_config.py is newer than its
+release notebook. The book links these notebooks (book/_ext/coursebook.py copies them into the
+HTML as notebooks/<a>/<a>.ipynb).
+
+`bundle` writes _build/release/: a copy of the built HTML book whose notebooks/ folder holds
+release notebooks generated afresh by nbgrader from the current sources, so the chapters' download
+links (../notebooks/<a>/<a>.ipynb) work offline. It then scans every file of the bundle for leaks:
+nbgrader region markers, any line that only a solution region or a hidden-test region of a source
+notebook has, and any line of the hidden checks (autograder/checks/) or the reference code
+(solutions/) that no public page or notebook shows. A leak fails the command and the bundle
+is removed.
+"""
+
+import argparse
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION_RE = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
+HIDDEN_RE = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
+REGION_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+MIN_LINE = 30  # shorter lines ("return out", "import torch") are too common to be evidence
+TEXT_SUFFIXES = {".html", ".ipynb", ".md", ".txt", ".js", ".json", ".py", ".css", ".svg"}
+
+
+def assignments(root=ROOT):
+    source = Path(root) / "exercises" / "source"
+    return sorted(p.name for p in source.iterdir() if (p / f"{p.name}.ipynb").is_file())
+
+
+def generate(names, out, root=ROOT, jobs=None):
+    """Release notebooks of ``names`` made by `nbgrader generate_assignment`, each in its own
+    temporary course root (its own gradebook) copied from exercises/, ``jobs`` at a time (default:
+    the number of CPUs); written to ``out/<a>/<a>.ipynb``."""
+    course = Path(root) / "exercises"
+    bindir = Path(sys.executable).parent
+    nbgrader = shutil.which("nbgrader", path=str(bindir)) or shutil.which("nbgrader")
+    if nbgrader is None:
+        raise RuntimeError("nbgrader not found: run `make venv`")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
+
+    def one(name):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            shutil.copy2(course / "nbgrader_config.py", tmp)
+            shutil.copytree(
+                course / "source" / name,
+                tmp / "source" / name,
+                ignore=shutil.ignore_patterns(".ipynb_checkpoints"),
+            )
+            cmd = [nbgrader, "generate_assignment", name, "--force"]
+            cmd.append(f"--db=sqlite:///{tmp}/gradebook.db")
+            proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
+            made = tmp / "release" / name / f"{name}.ipynb"
+            if proc.returncode != 0 or not made.is_file():
+                raise RuntimeError(
+                    f"nbgrader generate_assignment {name} failed:\n{proc.stderr[-3000:]}"
+                )
+            dst = Path(out) / name / made.name
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(made, dst)
+
+    names = list(names)
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+        list(pool.map(one, names))
+    return names
+
+
+def stale(root=ROOT, out=None):
+    """Assignments whose release notebook in ``out`` (exercises/release) is missing or older than
+    its source notebook or the course configuration."""
+    course = Path(root) / "exercises"
+    out = Path(out) if out else course / "release"
+    config_time = (course / "nbgrader_config.py").stat().st_mtime
+    names = []
+    for name in assignments(root):
+        src = course / "source" / name / f"{name}.ipynb"
+        dst = out / name / f"{name}.ipynb"
+        if not dst.is_file() or dst.stat().st_mtime < max(src.stat().st_mtime, config_time):
+            names.append(name)
+    return names
+
+
+# ---------------------------------------------------------------------------------------------
+# Leak scan
+
+
+def _lines(text):
+    return {ln.strip() for ln in text.splitlines()}
+
+
+def _notebook_text(path):
+    """Every string of a notebook (sources and outputs), one per line."""
+    out = []
+
+    def walk(v):
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, list):
+            if all(isinstance(x, str) for x in v):
+                out.append("".join(v))
+            else:
+                for x in v:
+                    walk(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+
+    walk(json.loads(Path(path).read_text(encoding="utf-8")))
+    return "\n".join(out)
+
+
+def _code_cells(nb_path):
+    cells = json.loads(Path(nb_path).read_text(encoding="utf-8"))["cells"]
+    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+
+
+def solution_lines(root=ROOT):
+    """{line: assignment} of the stripped lines (>= MIN_LINE characters) of every solution region
+    of the source notebooks, public or not (the book's pages must not show them either)."""
+    lines = {}
+    for name in assignments(root):
+        for src in _code_cells(Path(root) / "exercises" / "source" / name / f"{name}.ipynb"):
+            for region in SOLUTION_RE.findall(src):
+                for ln in _lines(region):
+                    if len(ln) >= MIN_LINE:
+                        lines.setdefault(ln, name)
+    return lines
+
+
+def secrets(root=ROOT):
+    """Lines that must never reach students, each with where it comes from.
+
+    A line counts when it is at least MIN_LINE characters long and no public text has it: public
+    text is the book's pages (book/*.md) and the parts of the source notebooks outside solution
+    and hidden-test regions (what the release notebooks show)."""
+    root = Path(root)
+    public = set()
+    for page in sorted((root / "book").glob("*.md")):
+        public |= _lines(page.read_text(encoding="utf-8"))
+    hidden = {}
+    for name in assignments(root):
+        nb = root / "exercises" / "source" / name / f"{name}.ipynb"
+        for src in _code_cells(nb):
+            outside = HIDDEN_RE.sub("", SOLUTION_RE.sub("", src))
+            public |= _lines(outside)
+            for region in SOLUTION_RE.findall(src):
+                hidden.update(dict.fromkeys(_lines(region), f"solution region of {name}"))
+            for region in HIDDEN_RE.findall(src):
+                hidden.update(dict.fromkeys(_lines(region), f"hidden tests of {name}"))
+        # given code the notebook shows in its markdown
+        cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+        for c in cells:
+            if c["cell_type"] == "markdown":
+                public |= _lines("".join(c["source"]))
+    for folder in ("autograder/checks", "solutions"):
+        for module in sorted((root / folder).glob("*.py")):
+            what = f"{folder}/{module.name}"
+            for ln in _lines(module.read_text(encoding="utf-8")):
+                hidden.setdefault(ln, what)
+    return {ln: what for ln, what in hidden.items() if len(ln) >= MIN_LINE and ln not in public}
+
+
+def _file_text(path):
+    if path.suffix == ".ipynb":
+        return _notebook_text(path)
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if path.suffix == ".html":  # highlighted code: drop the tags, keep the line structure
+        text = html.unescape(re.sub(r"<[^>]+>", "", text))
+    return text
+
+
+def leaks(bundle, root=ROOT, markers=()):
+    """Problems found in the files under ``bundle``: (relative path, what)."""
+    bundle = Path(bundle)
+    secret = secrets(root)
+    found = []
+    for path in sorted(p for p in bundle.rglob("*") if p.is_file()):
+        rel = str(path.relative_to(bundle))
+        raw = path.read_bytes()
+        for m in markers:
+            if m.encode() in raw:
+                found.append((rel, f"marker {m}"))
+        if path.suffix not in TEXT_SUFFIXES:
+            continue
+        text = _file_text(path)
+        for m in REGION_MARKERS:
+            if f"### {m}" in text:
+                found.append((rel, f"nbgrader region marker '### {m}'"))
+        for ln in sorted(_lines(text) & secret.keys()):
+            found.append((rel, f"line of {secret[ln]}: {ln[:80]}"))
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Commands
+
+
+def build_bundle(html_dir, out, root=ROOT):
+    """_build/release/: the built book plus freshly generated release notebooks in notebooks/."""
+    html_dir, out = Path(html_dir), Path(out)
+    if not (html_dir / "index.html").is_file():
+        raise RuntimeError(f"{html_dir} holds no built book: run `make book` first")
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(html_dir, out, ignore=shutil.ignore_patterns(".buildinfo", ".doctrees"))
+    shutil.rmtree(out / "notebooks", ignore_errors=True)
+    generate(assignments(root), out / "notebooks", root=root)
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    nbs = sub.add_parser("notebooks", help="generate stale release notebooks")
+    nbs.add_argument("names", nargs="*", help="assignments (default: the stale ones)")
+    nbs.add_argument("--out", default=str(ROOT / "exercises" / "release"))
+    bun = sub.add_parser("bundle", help="write the student bundle and scan it for leaks")
+    bun.add_argument("--html", default=str(ROOT / "_build" / "html"))
+    bun.add_argument("--out", default=str(ROOT / "_build" / "release"))
+    bun.add_argument("--root", default=str(ROOT), help="course repository (default: this one)")
+    args = parser.parse_args(argv)
+
+    if args.command == "notebooks":
+        names = args.names or stale(out=args.out)
+        if names:
+            generate(names, args.out)
+            print(f"release notebooks: {' '.join(names)} -> {args.out}")
+        return 0
+
+    out = build_bundle(args.html, args.out, root=args.root)
+    found = leaks(out, root=args.root)
+    if found:
+        shutil.rmtree(out)
+        for rel, what in found[:50]:
+            print(f"LEAK {rel}: {what}", file=sys.stderr)
+        print(f"{len(found)} leaks: bundle removed", file=sys.stderr)
+        return 1
+    count = len(list((out / "notebooks").glob("*/*.ipynb")))
+    print(f"Student bundle: {out}/index.html ({count} notebooks in {out}/notebooks, no leaks)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
