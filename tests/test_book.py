@@ -564,18 +564,53 @@ def test_term_checker_catches_a_wrong_rendering():
     assert good.group(1).endswith(by_en["self-attention"])
 
 
-def test_korean_search_splitter_strips_particles():
-    """The search index gets 어텐션 from 어텐션은/어텐션을/어텐션의 (book/_ext/coursebook.py)."""
+def _coursebook():
     sys.path.insert(0, str(BOOK / "_ext"))
     try:
         import coursebook
     finally:
         sys.path.remove(str(BOOK / "_ext"))
+    return coursebook
+
+
+def test_korean_search_splitter_strips_particles():
+    """The search index gets 어텐션 from 어텐션은/어텐션을/어텐션의 (book/_ext/coursebook.py)."""
+    coursebook = _coursebook()
     lang = coursebook.SearchKorean({})
     for word in ["어텐션은", "어텐션을", "어텐션의", "어텐션에서는", "어텐션"]:
         assert "어텐션" in lang.split(f"셀프 {word} 계산")
     assert coursebook.strip_particle("소프트맥스로") == "소프트맥스"
     assert coursebook.strip_particle("키를") == "키를"  # keeps at least two syllables
+
+
+def test_changed_helper_empties_the_execution_cache(tmp_path):
+    """Pages import book/*.py and solutions/*.py, which jupyter-cache does not see: a change to one
+    of them empties the cache (so every page runs again); an unchanged tree keeps it."""
+    coursebook = _coursebook()
+    for name in ("book/diagrams.py", "solutions/softmax.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("A = 1\n")
+    cache = tmp_path / "_build" / ".jupyter_cache"
+
+    def fill():
+        cache.mkdir(parents=True, exist_ok=True)
+        (cache / "global.db").write_text("outputs")
+
+    fill()  # a cache from before the stamp existed: its helpers are unknown
+    assert coursebook.refresh_cache(cache, coursebook.helpers_digest(tmp_path))
+    assert not cache.exists()
+    fill()
+    assert not coursebook.refresh_cache(cache, coursebook.helpers_digest(tmp_path))
+    assert (cache / "global.db").is_file()
+    for name in ("book/diagrams.py", "solutions/softmax.py"):
+        before = coursebook.helpers_digest(tmp_path)
+        (tmp_path / name).write_text("A = 2\n")
+        assert coursebook.helpers_digest(tmp_path) != before
+        assert coursebook.refresh_cache(cache, coursebook.helpers_digest(tmp_path))
+        assert not cache.exists()
+        fill()
+    (tmp_path / "book" / "notes.txt").write_text("not imported")
+    assert not coursebook.refresh_cache(cache, coursebook.helpers_digest(tmp_path))
 
 
 # ---------------------------------------------------------------------------------------------

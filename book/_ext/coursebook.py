@@ -9,13 +9,20 @@
    notebooks (from exercises/release/) and requirements-student.txt there, so the links also work
    in the offline student bundle (`make release`). This extension never runs nbgrader:
    `make notebooks` (tools/release.py) generates exercises/release/ before the build.
+4. Fresh outputs: jupyter-cache keys a page on its own code cells only, so a page that imports a
+   changed helper (book/*.py, solutions/*.py) would keep its old outputs; when those files change,
+   the cache is emptied and every page runs again.
 """
 
+import hashlib
 import re
 import shutil
 from pathlib import Path
 
 from sphinx.search import SearchLanguage
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
 
 MATHJAX_SRC = Path("/usr/share/javascript/mathjax")
 # Only what TeX input + CommonHTML output needs (about 4 MB instead of 54 MB).
@@ -200,7 +207,36 @@ def _copy_notebooks(app, exception):
         shutil.copyfile(requirements, Path(app.outdir) / STUDENT_REQUIREMENTS)
 
 
+def helpers_digest(root):
+    """SHA-256 of the Python files the pages import (book/*.py, solutions/*.py), names included."""
+    h = hashlib.sha256()
+    for path in sorted([*Path(root, "book").glob("*.py"), *Path(root, "solutions").glob("*.py")]):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def refresh_cache(cache, digest):
+    """Empty the jupyter-cache folder ``cache`` unless it was filled with helpers of ``digest``
+    (recorded next to it, in <cache>.helpers); returns True when it was emptied."""
+    cache = Path(cache)
+    stamp = cache.with_name(cache.name + ".helpers")
+    stale = cache.exists() and (not stamp.is_file() or stamp.read_text() != digest)
+    if stale:
+        shutil.rmtree(cache)
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(digest)
+    return stale
+
+
 def _config_inited(app, config):
+    if getattr(config, "nb_execution_mode", "") == "cache":
+        # where myst-nb puts the cache when none is configured: next to the HTML folder
+        cache = (
+            getattr(config, "nb_execution_cache_path", "")
+            or Path(app.outdir).parent / ".jupyter_cache"
+        )
+        if refresh_cache(Path(app.srcdir, cache), helpers_digest(app.srcdir)):
+            logger.info("coursebook: book/*.py or solutions/*.py changed; every page runs again")
     subs = dict(getattr(config, "myst_substitutions", None) or {})
     subs.update(assignment_substitutions(app.srcdir))
     config.myst_substitutions = subs
