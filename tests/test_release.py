@@ -81,8 +81,11 @@ def make_release(repo):
     reinstalled: its stamp counts as up to date)."""
     venv = Path(sys.prefix)  # the venv running the tests
     cache = ROOT / "_build" / ".jupyter_cache"
-    if cache.is_dir():
+    if cache.is_dir():  # with the digest of the helpers that filled it (book/_ext/coursebook.py)
         shutil.copytree(cache, repo / "_build" / ".jupyter_cache")
+        stamp = cache.with_name(".jupyter_cache.helpers")
+        if stamp.is_file():
+            shutil.copyfile(stamp, repo / "_build" / stamp.name)
     cmd = ["make", "--no-print-directory", "release", f"VENV={venv}"]
     cmd += ["-o", f"{venv}/.requirements.stamp"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
