@@ -354,3 +354,69 @@ def test_postgresql_gradebook(postgres, tmp_path):
         for row in (line.split(",") for line in lines[1:])
     }
     assert score == {"good": 5.0, "naive": 3.0, "blank": 0.0}
+
+
+# ----------------------------------------------------------------------------- dask-jobqueue
+
+FAKE_SBATCH = """#!/bin/bash
+# sbatch stand-in: keep the job script (dask-jobqueue deletes it) and run it in its own session
+n=$(ls {jobs}/*.sh 2>/dev/null | wc -l)
+cp "$1" {jobs}/job-$n.sh
+setsid bash {jobs}/job-$n.sh > {jobs}/job-$n.log 2>&1 < /dev/null &
+echo "Submitted batch job $!"
+"""
+FAKE_SCANCEL = """#!/bin/bash
+kill -TERM -- -"$1" 2>/dev/null || true
+"""
+
+
+def readme_snippet(marker):
+    """The README's Python code block that contains ``marker``."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+    found = [b for b in blocks if marker in b]
+    assert len(found) == 1, f"README: one python block with {marker!r} expected"
+    return found[0]
+
+
+@pytest.mark.slow
+def test_readme_slurm_snippet_grades_through_dask_jobqueue(tmp_path):
+    """The README's SLURM script, run as written except for the venv path and smaller jobs, with
+    stand-ins for sbatch/scancel that start each job script on this machine: dask-jobqueue's
+    SLURMCluster starts the workers and the class is graded through them."""
+    script = readme_snippet("SLURMCluster")
+    for old, new in (
+        ('"/path/to/course/.venv/bin/python"', repr(sys.executable)),
+        ("cores=16", "cores=1"),
+        ('memory="64GB"', 'memory="4GB"'),
+        ("jobs=4", "jobs=2"),
+    ):
+        assert script.count(old) == 1, old
+        script = script.replace(old, new)
+    bin_dir, jobs = tmp_path / "bin", tmp_path / "jobs"
+    bin_dir.mkdir()
+    jobs.mkdir()
+    for name, text in (("sbatch", FAKE_SBATCH), ("scancel", FAKE_SCANCEL)):
+        (bin_dir / name).write_text(text.format(jobs=jobs))
+        (bin_dir / name).chmod(0o755)
+    names = ["softmax"]
+    course = synthetic_class(tmp_path / "course", names, students=4)
+    (course / "grade_on_slurm.py").write_text(script)
+    env = course_env()
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    try:
+        r = run([sys.executable, "grade_on_slurm.py", *names, "--quiet"], course, env, timeout=600)
+    finally:
+        for job in jobs.glob("job-*.sh"):  # any job the cluster did not cancel on exit
+            subprocess.run(["pkill", "-TERM", "-f", str(job)], check=False)
+    scripts = sorted(jobs.glob("job-*.sh"))
+    assert scripts, r.stdout[-2000:]  # the second job may still be queued when grading ends
+    text = scripts[0].read_text()
+    assert "#SBATCH" in text and sys.executable in text and "--nthreads 1" in text
+    assert "Dask worker(s)" in r.stdout, r.stdout[-2000:]
+    total = {}
+    for _, sid, _, _, score in gradebook_rows(f"sqlite:///{course / 'gradebook.db'}"):
+        total[sid] = total.get(sid, 0) + score
+    full = max_points(course, "softmax")["softmax"]
+    assert total["s000-correct"] == full and total["s002-blank"] == 0, total
+    assert 0 < total["s001-wrong"] < full and total["s003-hostile"] < full, total
