@@ -9,14 +9,12 @@ a rebuild with nothing changed fast; a cold build executes every page.
 import functools
 import http.server
 import json
-import os
 import re
 import shutil
 import socketserver
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -53,30 +51,7 @@ def _toc_files():
 
 
 # ---------------------------------------------------------------------------------------------
-# Build
-
-
-@pytest.fixture(scope="session")
-def built_book():
-    """Build the whole book once per session with --warningiserror; return the HTML folder."""
-    env = dict(os.environ)
-    jb = Path(sys.executable).with_name("jupyter-book")
-    t0 = time.perf_counter()
-    proc = subprocess.run(
-        [str(jb), "build", str(ROOT), "--warningiserror", "--keep-going"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    elapsed = time.perf_counter() - t0
-    log = proc.stdout + proc.stderr
-    problems = [ln for ln in log.splitlines() if re.search(r"WARNING|ERROR|Traceback", ln)]
-    problems = [ln for ln in problems if "IPKernelApp" not in ln]
-    assert proc.returncode == 0, "book build failed:\n" + "\n".join(problems[-40:] or [log[-4000:]])
-    print(f"book build took {elapsed:.1f} s")
-    return HTML
+# Build (the built_book fixture is in conftest.py: one build per session)
 
 
 BROKEN_PAGE = """---

@@ -26,7 +26,7 @@ import torch  # noqa: E402
 import yaml  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
-from test_book import CHAPTERS, built_book  # noqa: E402, F401  (the fixture that builds the book)
+from test_book import CHAPTERS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
@@ -157,7 +157,7 @@ def _diagram_images(html_dir):
     return found
 
 
-def test_built_book_has_conceptual_diagrams_with_alt_text(built_book):  # noqa: F811
+def test_built_book_has_conceptual_diagrams_with_alt_text(built_book):
     found = _diagram_images(built_book)
     ids = [fig_id for _, fig_id, _, _ in found]
     assert len(ids) == len(set(ids)), "a diagram name is used twice"

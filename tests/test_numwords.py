@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_book import built_book  # noqa: F401  (session fixture: the book built once)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book"))
@@ -228,14 +227,14 @@ def test_exact_match():
 # The built book
 
 
-def test_chapter8_prints_held_out_accuracy(built_book):  # noqa: F811
+def test_chapter8_prints_held_out_accuracy(built_book):
     html = (built_book / "book" / "08_models.html").read_text(encoding="utf-8")
     values = re.findall(r"정확도\(exact match\): (\d\.\d\d)\b", html)
     assert len(values) == 1, values
     assert float(values[0]) >= 0.95
 
 
-def test_chapter9_decodes_with_the_trained_model(built_book):  # noqa: F811
+def test_chapter9_decodes_with_the_trained_model(built_book):
     html = (built_book / "book" / "09_decoding.html").read_text(encoding="utf-8")
     # the output line of the loading cell, followed by the greedy accuracy (not the cell source)
     greedy = re.search(
