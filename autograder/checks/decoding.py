@@ -185,11 +185,17 @@ def with_neg_inf(x, rng, frac=0.4):
     return x.masked_fill(drop.to(x.device), NEG_INF)
 
 
+def tied_at_kth(rng, rows, V, k, device):
+    """Small-integer logits (rows, V) whose (k+1)-th largest value equals the k-th in every row:
+    a tie that an implementation keeping exactly k entries drops, whatever the seed."""
+    x = torch.randint(0, 4, (rows, V), generator=rng).to(F32)
+    order = torch.argsort(x, dim=-1, descending=True, stable=True)
+    x.scatter_(-1, order[:, k : k + 1], x.gather(-1, order[:, k - 1 : k]))
+    return x.to(device)
+
+
 TOP_K = {
-    "ties at the k-th value are kept": lambda rng, d: (
-        torch.randint(0, 4, (5, 10), generator=rng).to(d, F32),
-        3,
-    ),
+    "ties at the k-th value are kept": lambda rng, d: (tied_at_kth(rng, 5, 10, 3, d), 3),
     "k > V": lambda rng, d: (randn(rng, 3, 6, device=d), 9),
     "k = V": lambda rng, d: (randn(rng, 3, 6, device=d), 6),
     "k = 1": lambda rng, d: (randn(rng, 4, 11, scale=3.0, device=d), 1),
