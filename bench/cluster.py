@@ -29,14 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.grading import BIN, KINDS, assignments, make_course, nbgrader, populate
+from bench.grading import KINDS, assignments, course_env, make_course, nbgrader, populate
 
 DEFAULT_ASSIGNMENTS = ["softmax", "masking"]
-
-
-def course_env():
-    """The environment for nbgrader and the batch command (the venv's scripts first on PATH)."""
-    return dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
 
 
 def synthetic_class(root, names, students, kinds=KINDS, env=None):

@@ -130,6 +130,12 @@ def mean_scores(course, env):
     return {k: sum(v) / len(v) for k, v in by_kind.items() if v}
 
 
+def course_env():
+    """The environment for nbgrader and the batch command: the venv's scripts first on PATH (stock
+    nbgrader runs notebooks in a kernel, which must be the venv's python)."""
+    return dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m bench.grading")
     p.add_argument("--students", type=int, default=30)
@@ -141,8 +147,7 @@ def main(argv=None):
     names = args.assignments or assignments()
     if not names:
         sys.exit("no assignments under exercises/source/")
-    # stock nbgrader runs notebooks in a kernel: the venv's python must come first on PATH
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    env = course_env()
     work = Path(tempfile.mkdtemp(prefix="bench-grading-"))
     stock, ours = work / "stock", work / "engine"
     try:
