@@ -134,7 +134,7 @@ def gradebook_location(config, root):
     return make_url(url).render_as_string(hide_password=True)
 
 
-def summary(assignment, tasks, reports, course, seconds, engine, gradebook=None):
+def summary(assignment, tasks, reports, course, seconds, engine, gradebook):
     from autograder import notebook as nbio
 
     points = {}
@@ -178,10 +178,7 @@ def summary(assignment, tasks, reports, course, seconds, engine, gradebook=None)
     if crashed:
         names = ", ".join(sorted(crashed)[:10]) + (" ..." if len(crashed) > 10 else "")
         lines.append(f"crashed/timed-out workers: {len(crashed)} student(s): {names}")
-    lines.append(
-        f"gradebook: {gradebook or course.root / 'gradebook.db'}   "
-        f"notebooks: {course.root / 'autograded'}"
-    )
+    lines.append(f"gradebook: {gradebook}   notebooks: {course.root / 'autograded'}")
     lines.append(f"next: nbgrader generate_feedback {assignment}; nbgrader export")
     return "\n".join(lines)
 
