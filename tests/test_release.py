@@ -23,11 +23,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "book" / "_ext")]
 try:
+    import coursebook
     import release
 finally:
-    sys.path.remove(str(ROOT / "tools"))
+    del sys.path[:2]
 
 BEGIN_SOLUTION = re.compile(r"^([ \t]*)### BEGIN SOLUTION[ \t]*$", re.M)
 BEGIN_HIDDEN = re.compile(r"^([ \t]*)### BEGIN HIDDEN TESTS[ \t]*$", re.M)
@@ -81,9 +82,9 @@ def make_release(repo):
     reinstalled: its stamp counts as up to date)."""
     venv = Path(sys.prefix)  # the venv running the tests
     cache = ROOT / "_build" / ".jupyter_cache"
-    if cache.is_dir():  # with the digest of the helpers that filled it (book/_ext/coursebook.py)
+    if cache.is_dir():  # with the digest of the helpers that filled it
         shutil.copytree(cache, repo / "_build" / ".jupyter_cache")
-        stamp = cache.with_name(".jupyter_cache.helpers")
+        stamp = coursebook.cache_stamp(cache)
         if stamp.is_file():
             shutil.copyfile(stamp, repo / "_build" / stamp.name)
     cmd = ["make", "--no-print-directory", "release", f"VENV={venv}"]

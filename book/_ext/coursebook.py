@@ -215,11 +215,16 @@ def helpers_digest(root):
     return h.hexdigest()
 
 
+def cache_stamp(cache):
+    """The file next to the jupyter-cache folder ``cache`` that records its helpers' digest."""
+    cache = Path(cache)
+    return cache.with_name(cache.name + ".helpers")
+
+
 def refresh_cache(cache, digest):
     """Empty the jupyter-cache folder ``cache`` unless it was filled with helpers of ``digest``
-    (recorded next to it, in <cache>.helpers); returns True when it was emptied."""
-    cache = Path(cache)
-    stamp = cache.with_name(cache.name + ".helpers")
+    (recorded in cache_stamp(cache)); returns True when it was emptied."""
+    cache, stamp = Path(cache), cache_stamp(cache)
     stale = cache.exists() and (not stamp.is_file() or stamp.read_text() != digest)
     if stale:
         shutil.rmtree(cache)
