@@ -1,6 +1,5 @@
 """Fixtures shared by several test modules."""
 
-import os
 import re
 import subprocess
 import sys
@@ -16,13 +15,11 @@ HTML = ROOT / "_build" / "html"
 @pytest.fixture(scope="session")
 def built_book():
     """Build the whole book once per session with --warningiserror; return the HTML folder."""
-    env = dict(os.environ)
     jb = Path(sys.executable).with_name("jupyter-book")
     t0 = time.perf_counter()
     proc = subprocess.run(
         [str(jb), "build", str(ROOT), "--warningiserror", "--keep-going"],
         cwd=ROOT,
-        env=env,
         capture_output=True,
         text=True,
         timeout=900,
