@@ -21,19 +21,22 @@ class Verdict:
 
 @dataclass
 class Report:
-    """Verdicts of one notebook: {grade_id: Verdict}."""
+    """Verdicts of one notebook: {grade_id: Verdict}, and ``problems``: what the instructor must
+    know about the submission as a whole, in Korean (e.g. suspected tampering with the grader,
+    with the cell and line), shown in the batch summary and the class report."""
 
     verdicts: dict = field(default_factory=dict)
     seconds: float = 0.0
+    problems: list = field(default_factory=list)
 
     def to_data(self):
         rows = [[v.grade_id, v.outcome, v.message, v.seconds] for v in self.verdicts.values()]
-        return {"seconds": self.seconds, "verdicts": rows}
+        return {"seconds": self.seconds, "verdicts": rows, "problems": list(self.problems)}
 
     @classmethod
     def from_data(cls, data):
         verdicts = {gid: Verdict(gid, o, m, s) for gid, o, m, s in data["verdicts"]}
-        return cls(verdicts, data["seconds"])
+        return cls(verdicts, data["seconds"], [str(p) for p in data.get("problems", [])])
 
 
 def empty_report(grade_ids, message, outcome="grader-error"):
