@@ -1,9 +1,32 @@
 """Plot helpers shared by the book's pages (import bookplot; the kernel runs in book/).
 
-Only drawing code lives here; every computation comes from solutions/.
+Only drawing code lives here. Every page calls use_korean_font() first, so Hangul in figures
+does not depend on matplotlib's per-user font cache.
 """
 
+from pathlib import Path
+
+import matplotlib.pyplot as plt
 import torch
+from matplotlib import font_manager
+
+# The course font (Debian fonts-nanum, installed by tools/sysdeps.sh), then the Korean fonts that
+# Windows, macOS and other Linux systems ship, for students running the chapter notebooks.
+NANUM_GOTHIC = Path("/usr/share/fonts/truetype/nanum/NanumGothic.ttf")
+KOREAN_FAMILIES = ["NanumGothic", "Malgun Gothic", "AppleGothic", "Noto Sans CJK KR"]
+
+
+def use_korean_font(path=NANUM_GOTHIC):
+    """Draw Latin text with DejaVu Sans and Hangul with the first Korean family matplotlib has.
+
+    The font file at ``path`` is registered by its path: matplotlib's font cache
+    (~/.cache/matplotlib) lists only the fonts installed when it was written, so a cache made
+    before fonts-nanum was installed would otherwise leave every Hangul glyph missing."""
+    if Path(path).is_file():
+        font_manager.fontManager.addfont(str(path))
+    known = {f.name for f in font_manager.fontManager.ttflist}
+    korean = next((name for name in KOREAN_FAMILIES if name in known), None)
+    plt.rcParams["font.family"] = ["DejaVu Sans"] + ([korean] if korean else [])
 
 
 def show_matrix(ax, w, title, xlabels=None, ylabels=None, fmt="{:.2f}", cmap="Blues", vmax=None):
