@@ -20,7 +20,7 @@ import threading
 
 import torch
 
-from autograder.worker import manual_seed
+from autograder.sandboxed.worker import manual_seed
 
 MAX_SHOW = 6  # elements shown per tensor in a counterexample
 # (rtol, atol) for half-precision results compared with a float32/64 reference

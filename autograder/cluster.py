@@ -223,13 +223,13 @@ class DaskEngine:
 
         from autograder.engine import UNSAFE_WARNING
         from autograder.sandbox import SandboxLimits, unsafe_requested
-        from autograder.seeds import new_run_seed
+        from autograder.seeds import default_run_seed
 
         self.unsafe = unsafe_requested(unsafe)
         if self.unsafe:
             print(UNSAFE_WARNING, file=sys.stderr, flush=True)
         self.limits = limits or SandboxLimits()
-        self.run_seed = new_run_seed() if run_seed is None else run_seed
+        self.run_seed = default_run_seed() if run_seed is None else run_seed
         self.run_id = uuid.uuid4().hex[:12]
         checks_dir = str(Path(checks_dir).resolve()) if checks_dir else None
         self.settings = {

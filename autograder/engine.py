@@ -27,7 +27,7 @@ from pathlib import Path
 from autograder import notebook as nbio
 from autograder.report import Report, empty_report
 from autograder.sandbox import SandboxLimits, check_bwrap, kill_group, unsafe_requested
-from autograder.seeds import new_run_seed
+from autograder.seeds import default_run_seed
 
 log = logging.getLogger("autograder")
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
@@ -182,7 +182,7 @@ class Engine:
             print(UNSAFE_WARNING, file=sys.stderr, flush=True)
         else:
             check_bwrap()  # refuse to grade without a working sandbox
-        self.run_seed = new_run_seed() if run_seed is None else run_seed
+        self.run_seed = default_run_seed() if run_seed is None else run_seed
         self.settings = {
             "paths": check_paths(checks_dir, assignments),
             "limits": self.limits.as_dict(),

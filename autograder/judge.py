@@ -7,19 +7,21 @@ through :class:`Student`, which sends plain data to a worker and returns plain, 
 Every verdict is decided here and in the check; student code never runs in this process.
 """
 
-import ast
 import re
 
 import torch
 
-from autograder import wire
 from autograder.checking import CheckFailed, describe
+from autograder.policy import CodeFacts, forbidden_ops
 from autograder.sandbox import StudentRaised, WorkerCrashed, WorkerTimeout, parse_reply
+from autograder.sandboxed import wire
+from autograder.sandboxed.worker import Child
 from autograder.seeds import derive_seed
-from autograder.worker import Child
 
 # errors that mean tensors on two devices met (the student made a tensor on the wrong one)
 DEVICE_MIX = re.compile(r"same device|expected device|two devices|wrong device", re.I)
+# the worker's blocked operators raise this (worker.block_operators)
+FORBIDDEN_OP = re.compile(r"forbidden operator (aten::[\w.]+)")
 
 
 class StudentCrashed(CheckFailed):
@@ -28,89 +30,6 @@ class StudentCrashed(CheckFailed):
 
 class StudentTimeout(CheckFailed):
     """The student's worker ran past its wall-clock limit."""
-
-
-# ----------------------------------------------------------------------------- student code
-
-
-def _parse(cells):
-    trees = []
-    for src in cells:
-        try:
-            trees.append(ast.parse(src))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            trees.append(ast.Module(body=[], type_ignores=[]))
-    return trees
-
-
-class CodeFacts:
-    """What the judge reads from the student's cells without running them (syntax tree only):
-    which top-level definitions use which others, and calls the assignment forbids."""
-
-    def __init__(self, cells):
-        self.trees = _parse(cells)
-        self.uses = {}  # top-level def/class name -> names it references
-        self._forbidden = {}  # frozenset of names -> _uses_of's answer
-        for tree in self.trees:
-            for node in tree.body:
-                if isinstance(node, DEFINITIONS):
-                    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-                    self.uses[node.name] = names - {node.name}
-
-    def dependencies(self, name, seen=None):
-        """Student-defined names that ``name`` uses, directly or through others."""
-        seen = set() if seen is None else seen
-        for dep in self.uses.get(name, ()):
-            if dep in self.uses and dep not in seen:
-                seen.add(dep)
-                self.dependencies(dep, seen)
-        return seen
-
-    def forbidden(self, names, within):
-        """[(expression, cell, line)] where the cells use an attribute, import or getattr
-        string in ``names`` (e.g. 'softmax' matches torch.softmax, F.softmax, x.softmax):
-        in top-level code, and in the top-level definitions named in ``within``."""
-        return [
-            hit
-            for name, is_definition, hits in self._uses_of(frozenset(names))
-            if not is_definition or name in within
-            for hit in hits
-        ]
-
-    def _uses_of(self, names):
-        """[(top-level name, is a definition, hits)] for ``names``, read once per submission
-        (every item of a check asks again)."""
-        if names not in self._forbidden:
-            found = []
-            for i, tree in enumerate(self.trees, start=1):
-                for top in tree.body:
-                    hits = [
-                        (text[:80], i, getattr(node, "lineno", 0))
-                        for node in ast.walk(top)
-                        if (text := _forbidden_use(node, names))
-                    ]
-                    if hits:
-                        found.append(
-                            (getattr(top, "name", None), isinstance(top, DEFINITIONS), hits)
-                        )
-            self._forbidden[names] = found
-        return self._forbidden[names]
-
-
-DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
-def _forbidden_use(node, names):
-    if isinstance(node, ast.Attribute) and node.attr in names:
-        return ast.unparse(node)
-    if isinstance(node, ast.ImportFrom):
-        bad = [a.name for a in node.names if a.name in names]
-        return f"from {node.module} import {bad[0]}" if bad else None
-    if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "getattr":
-        arg = node.args[1:2]
-        if arg and isinstance(arg[0], ast.Constant) and arg[0].value in names:
-            return ast.unparse(node)
-    return None
 
 
 # ----------------------------------------------------------------------------- sessions
@@ -177,8 +96,9 @@ class Student:
     inputs live on a GPU). Inputs that the student's code changes in place fail the check.
     """
 
-    def __init__(self, session, device, seed, probe_device=True, probed=None):
+    def __init__(self, session, device, seed, probe_device=True, probed=None, named=None):
         self._session = session
+        self._named_forbidden = named or str  # () -> "`torch.softmax` (셀 1, 3행): " or ""
         self.device = torch.device(device)
         self._seed = seed
         self._probe_device = probe_device and self.device.type == "cpu"
@@ -198,8 +118,9 @@ class Student:
             raise StudentCrashed(str(e) + self._load_hint()) from None
         return out
 
-    def _load(self, cells):
-        self.load_errors = list(self._request("load", cells=list(cells)).get("errors", []))
+    def _load(self, cells, block=()):
+        out = self._request("load", cells=list(cells), block=list(block))
+        self.load_errors = list(out.get("errors", []))
 
     def has(self, name):
         """True when the student's code defines ``name``."""
@@ -211,10 +132,11 @@ class Student:
         what = call_text(name, args, kwargs)
         probe = self._probe_device and _carries_device([args, kwargs])
         probe = probe and self._new_signature("call", name, args, kwargs)
-        out = self._run("call", what, probe, name=str(name), args=list(args), kwargs=kwargs)
+        values = dict(name=str(name), args=list(args), kwargs=kwargs)
+        out = self._run("call", what, probe, **values)
         if "value" not in out:
             raise CheckFailed(f"{what}: 결과가 없습니다")
-        self._check_inputs(out, what)
+        self._check_inputs(out, what, values)
         self._check_probe(out, what)
         return out["value"]
 
@@ -284,7 +206,7 @@ class Student:
             raise CheckFailed(f"{what}: 결과 형식이 올바르지 않습니다")
         if grad and not isinstance(out.get("grads"), dict):
             raise CheckFailed(f"{what}: 기울기(gradient)가 없습니다")
-        self._check_inputs(out, what)
+        self._check_inputs(out, what, values)
         self._check_probe(out, what)
         return out
 
@@ -292,6 +214,14 @@ class Student:
         try:
             return self._request(op, probe, **values)
         except StudentRaised as e:
+            op = FORBIDDEN_OP.search(str(e))
+            if op:
+                named = self._named_forbidden()
+                raise CheckFailed(
+                    f"{what}: {named}이 과제에서 쓸 수 없는 기성 연산({op.group(1)})을 "
+                    f"실행했습니다{cell_of(str(e))}. 어떤 이름으로 불렀든 같은 연산이면 쓸 수 "
+                    "없습니다. 직접 구현하세요."
+                ) from None
             hint = ""
             if DEVICE_MIX.search(str(e)):
                 hint = (
@@ -300,8 +230,17 @@ class Student:
                 )
             raise CheckFailed(f"{what} 실행 중 오류: {e}{hint}{self._load_hint()}") from None
 
-    def _check_inputs(self, out, what):
-        changed = out.get("mutated") or []
+    def _check_inputs(self, out, what, values):
+        """Fail when the call changed an input in place: seen by the judge in the shared
+        input memory (``changed``, see sandbox.Session.request), or reported by the worker
+        (``mutated``: a hint, e.g. for inputs copied to a GPU; it can only cost the student)."""
+        paths = wire.tensor_paths(values)
+        changed = [
+            input_label(paths[int(k[1:])])
+            for k in out.get("changed") or []
+            if str(k)[1:].isdigit() and int(k[1:]) < len(paths)
+        ]
+        changed += [str(c) for c in out.get("mutated") or [] if str(c) not in changed]
         if changed:
             labels = ", ".join(str(c)[:40] for c in list(changed)[:4])
             raise CheckFailed(
@@ -391,9 +330,10 @@ class Grading:
         self.probed = set()  # call signatures the device probe has run in this function
         self.load_errors = []
 
-    def student(self, function, device):
+    def student(self, function, device, forbid=()):
         """The Student for test function ``function`` on ``device``: one fresh child per test
-        function, the cells loaded into it once per device (its items share that state)."""
+        function, the cells loaded into it once per device (its items share that state), with
+        the operators of the forbidden names ``forbid`` blocked before any cell runs."""
         if self.broken is not None:
             raise self.broken
         if function != self.function:
@@ -403,10 +343,12 @@ class Grading:
             self.session = self.backend.open()
         device = torch.device(device)
         seed = derive_seed(self.run_seed, function, device, "worker")
-        student = Student(self.session, device, seed, self.probe_device, self.probed)
+        student = Student(
+            self.session, device, seed, self.probe_device, self.probed, self._named(forbid)
+        )
         if self.cells is not None and self.loaded != device:
             try:
-                student._load(self.cells)
+                student._load(self.cells, forbidden_ops(forbid))
             except (StudentTimeout, StudentCrashed) as e:
                 msg = f"코드 셀 실행 실패 (your solution cells did not finish running): {e}"
                 self.broken = type(e)(msg)
@@ -416,6 +358,16 @@ class Grading:
         self.students.append(student)
         return student
 
+    def _named(self, forbid):
+        """() -> where the student's code names one of the forbidden ``forbid`` ('' if
+        nowhere), for the message of a blocked operator."""
+
+        def named():
+            hits = self.facts.forbidden(forbid, set(self.facts.uses)) if forbid else []
+            return f"`{hits[0][0]}` (셀 {hits[0][1]}, {hits[0][2]}행): " if hits else ""
+
+        return named
+
     def used(self):
         """The student's definitions the current test function ran, with their dependencies."""
         used = {n for s in self.students for n in s.used}
@@ -423,15 +375,47 @@ class Grading:
             used |= self.facts.dependencies(name)
         return used
 
-    def check_forbidden(self, names):
-        """Fail when the code this test ran uses a ready-made function the notebook forbids."""
-        hits = self.facts.forbidden(names, self.used()) if names else []
+    def check_policy(self, names):
+        """After a test function ran: fail it when the code it ran (the student's definitions
+        it called, their dependencies and top-level code) uses a ready-made function the check
+        forbids (``names``), code the forbidden-name rule cannot follow (only when ``names``:
+        fail closed), or code that inspects or patches the grader (always)."""
+        used = self.used()
+        hits = self.facts.tampering(used)
+        if hits:
+            raise CheckFailed(tamper_message(hits[0]))
+        if not names:
+            return
+        if self.facts.unreadable:
+            cell, reason = self.facts.unreadable[0]
+            raise CheckFailed(
+                f"셀 {cell}의 코드를 채점기가 분석할 수 없습니다 ({reason}). 이 검사는 기성 함수 "
+                "금지 규칙이 적용되므로 분석할 수 없는 코드에는 점수를 줄 수 없습니다. 중첩을 "
+                "줄이는 등 평범한 파이썬 코드로 다시 쓰세요."
+            )
+        hits = self.facts.forbidden(names, used)
         if hits:
             text, cell, line = hits[0]
             raise CheckFailed(
                 f"`{text}` (셀 {cell}, {line}행): 이 과제에서는 이 기성 함수를 쓸 수 없습니다. "
                 "직접 구현하세요."
             )
+        hits = self.facts.dynamic(used)
+        if hits:
+            text, cell, line = hits[0]
+            raise CheckFailed(
+                f"`{text}` (셀 {cell}, {line}행): 이름을 실행 중에 만들어 찾는 코드(getattr에 "
+                "계산한 이름, exec, globals(), __dict__ 등)는 채점기가 따라갈 수 없습니다. 이 "
+                "검사는 기성 함수 금지 규칙이 적용되므로 점수를 줄 수 없습니다. 함수와 속성의 "
+                "이름을 코드에 그대로 쓰세요."
+            )
+
+    def problems(self):
+        """Notes for the instructor about the whole submission (Report.problems)."""
+        return [
+            f"채점기 조작 의심: `{text}` (셀 {cell}, {line}행)"
+            for text, cell, line in self.facts.tampering()[:5]
+        ]
 
     def note(self):
         """Which other functions of the student's own the failed check also ran."""
@@ -452,6 +436,34 @@ class Grading:
         self.session, self.function, self.students, self.loaded = None, None, [], None
         self.probed = set()
         return status
+
+
+def input_label(path):
+    """Label of an input tensor at ``path`` of a request's values, as the worker names it:
+    '인자 0', '인자 1[2]', 'mask', 'state_dict[w]'."""
+    head, rest = path[0], list(path[1:])
+    if head in ("args", "inputs") and rest:
+        label, rest = f"인자 {rest[0]}", rest[1:]
+    elif head in ("kwargs", "input_kwargs", "init_kwargs") and rest:
+        label, rest = str(rest[0]), rest[1:]
+    else:
+        label = str(head)
+    return label + "".join(f"[{r}]" for r in rest)
+
+
+def cell_of(error):
+    """The ' (셀 2, 5행: `...`)' part the worker appends to an error, else ''."""
+    m = re.search(r" \(셀 \d+, \d+행: `.*`\)$", error, re.S)
+    return m.group(0) if m else ""
+
+
+def tamper_message(hit):
+    text, cell, line = hit
+    return (
+        f"`{text}` (셀 {cell}, {line}행): 채점기나 파이썬 인터프리터, torch 자체를 들여다보거나 "
+        "바꾸는 코드입니다. 이런 코드가 실행된 검사는 점수를 받을 수 없고, 강사에게 보고됩니다. "
+        "과제에 필요한 계산만 작성하세요."
+    )
 
 
 def feedback(exc):

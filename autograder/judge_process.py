@@ -95,12 +95,14 @@ class JudgeLoop:
         from autograder.judge import Grading, SandboxBackend
         from autograder.pytest_plugin import GRADING, RESULT
         from autograder.report import Report, Verdict
+        from autograder.seeds import submission_seed
 
         t0 = time.monotonic()
         backend = SandboxBackend(self.sandbox)
-        grading = Grading(backend, job["cells"], self.run_seed, job.get("solutions", ()))
+        seed = submission_seed(self.run_seed, job["assignment"], job["cells"])
+        grading = Grading(backend, job["cells"], seed, job.get("solutions", ()))
         config.stash[GRADING] = grading
-        report = Report()
+        report = Report(problems=grading.problems())
         try:
             for gid in job["grade_ids"]:
                 t1 = time.monotonic()

@@ -153,8 +153,9 @@ def student(request, device, grading):
     """The student's code for this test function on ``device`` (a fresh worker per function).
     After the test, the code it ran is checked for the ready-made functions ``forbid`` names."""
     key = f"{assignment_of(request.node)}::{request.node.originalname}"
-    yield grading.student(key, device)
-    grading.check_forbidden([n for m in request.node.iter_markers("forbid") for n in m.args])
+    forbid = [n for m in request.node.iter_markers("forbid") for n in m.args]
+    yield grading.student(key, device, forbid)
+    grading.check_policy(forbid)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -169,7 +170,8 @@ def pytest_runtest_makereport(item, call):
         grading = current or item.config.stash[INSTRUCTOR].get(assignment_of(item))
         if grading is not None and outcome == "failed":
             message += grading.note()
-        item.stash[RESULT] = (outcome, message)
+        if RESULT not in item.stash:  # the first failure (call before teardown) is the verdict
+            item.stash[RESULT] = (outcome, message)
         key = (assignment_of(item), item.originalname)
         item.config.stash[SUMMARY].setdefault(key, [outcome, f"[{item.name}] {message}"])
     return report

@@ -1,10 +1,12 @@
 """Sandboxed worker processes: bubblewrap command line, limits, lifecycle.
 
-One :class:`Sandbox` = one bwrap container holding a warm zygote (worker.py) with torch imported.
+One :class:`Sandbox` = one bwrap container holding a warm zygote (sandboxed/worker.py) with torch
+imported.
 For every check the judge opens a :class:`Session`: the zygote forks a child that gets its own
 socket to the judge; the judge talks to it with a deadline and never trusts its exit status.
 """
 
+import fcntl
 import json
 import os
 import shutil
@@ -21,7 +23,7 @@ from pathlib import Path
 from traitlets import Float, Integer
 from traitlets.config import Configurable
 
-HERE = Path(__file__).resolve().parent
+INSIDE = Path(__file__).resolve().parent / "sandboxed"  # the only grader code run in the sandbox
 UNSAFE_FLAG = "--unsafe-no-sandbox"
 UNSAFE_ENV = "AUTOGRADER_UNSAFE_NO_SANDBOX"
 INSTALL_HINT = (
@@ -129,6 +131,7 @@ def bwrap_command(exe, ctl_fd, limits, uid):
     cmd += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--clearenv"]
     if uid is not None:  # running as root: no user namespace, drop to `uid` per child
         cmd += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        cmd += ["--cap-add", "CAP_KILL"]  # the zygote kills what a child leaves behind
     else:
         cmd += ["--unshare-user", "--disable-userns"]
     env = {
@@ -152,7 +155,14 @@ def bwrap_command(exe, ctl_fd, limits, uid):
     if os.path.exists("/etc/ld.so.cache"):
         cmd += ["--perms", "0755", "--dir", "/etc"]
         cmd += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
-    cmd += ["--proc", "/proc", "--dev", "/dev"]
+    nodes = gpu_nodes()
+    if uid is None or nodes:
+        # an unprivileged sandbox counts its processes there (RLIMIT_NPROC), the CUDA driver
+        # reads it; this /proc shows the bwrap command line and mount sources (host paths)
+        cmd += ["--proc", "/proc"]
+    else:  # no /proc: nothing of the host's paths; torch's cpuinfo still reads the CPU model
+        cmd += ["--perms", "0555", "--dir", "/proc", "--ro-bind", "/proc/cpuinfo", "/proc/cpuinfo"]
+    cmd += ["--dev", "/dev"]
     cmd += ["--perms", "1777", "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp"]
     prefix = os.path.realpath(sys.base_prefix)
     if not prefix.startswith("/usr/"):
@@ -175,8 +185,7 @@ def bwrap_command(exe, ctl_fd, limits, uid):
         cmd += ["--ro-bind", d, f"/sandbox/site-packages/{i}"]
         inside.append(f"/sandbox/site-packages/{i}")
     for name in ("worker.py", "wire.py"):
-        cmd += ["--ro-bind", str(HERE / name), f"/grader/{name}"]
-    nodes = gpu_nodes()
+        cmd += ["--ro-bind", str(INSIDE / name), f"/grader/{name}"]
     for node in nodes:
         cmd += ["--dev-bind", node, node]
     if nodes:  # the CUDA driver reads PCI topology from /sys (no course files there)
@@ -201,12 +210,28 @@ class Session:
         return self.sock.recv(n)
 
     def request(self, header, values=None):
-        """Send one request; return (header, values) of the validated reply."""
-        from autograder import wire  # imports torch; kept out of module import for fast start-up
+        """Send one request; return (header, values) of the validated reply.
 
+        The tensors of a call travel in a memfd that the child maps and computes on (CPU
+        inputs are views of it); after the reply, the judge reads the memfd back and adds
+        ``values["changed"]``: the blob keys of the input tensors whose bytes the student's
+        code changed in place. The judge sees this itself; nothing the child says enters it.
+        """
+        from autograder.sandboxed import wire  # imports torch; kept out of import for start-up
+
+        head, sent = wire.encode_parts(header, values)
+        fd = None
         try:
             self.sock.settimeout(max(0.01, self.deadline - time.monotonic()))
-            self.sock.sendall(wire.encode(header, values))
+            if sent and header.get("op") in ("call", "module"):
+                fd = os.memfd_create("inputs", os.MFD_CLOEXEC)
+                view = memoryview(sent)
+                while view:
+                    view = view[os.write(fd, view) :]
+                socket.send_fds(self.sock, [b"F"], [fd])
+                self.sock.sendall(wire.frame(head, b""))
+            else:
+                self.sock.sendall(b"N" + wire.frame(head, sent))
             head, blob = wire.read_frame(self._recv, max_blob=self.sandbox.limits.result_bytes)
         except TimeoutError as e:
             raise WorkerTimeout(
@@ -219,12 +244,18 @@ class Session:
             ) from e
         except wire.WireError as e:
             raise WorkerCrashed(f"잘못된 형식의 결과입니다 (malformed result: {e})") from e
-        return parse_reply(head, blob)
+        finally:
+            after = os.pread(fd, len(sent), 0) if fd is not None else sent
+            if fd is not None:
+                os.close(fd)
+        reply, values = parse_reply(head, blob)
+        values["changed"] = wire.changed_tensors(sent, after) if fd is not None else []
+        return reply, values
 
 
 def parse_reply(head, blob):
     """A worker's reply frame -> (header, values); StudentRaised when it reports an error."""
-    from autograder import wire
+    from autograder.sandboxed import wire
 
     try:
         reply, values = wire.decode(head, blob)
@@ -236,6 +267,39 @@ def parse_reply(head, blob):
     return reply, values
 
 
+UIDS = range(61000, 62000)  # sandbox uids (as root): one per sandbox alive on this machine
+UID_LOCKS = Path("/run/lock") if os.path.isdir("/run/lock") else Path(tempfile.gettempdir())
+
+
+def uid_lock_path(uid):
+    return UID_LOCKS / f"autograder-uid-{uid}.lock"
+
+
+def claim_uid(first):
+    """(uid, lock file) for a sandbox uid that no other sandbox on this machine holds, whichever
+    engine runs it: the first uid from ``first`` on whose lock file this process gets an
+    exclusive flock. The lock lasts as long as the file stays open (or the process lives)."""
+    order = [u for u in UIDS if u >= first] + [u for u in UIDS if u < first]
+    for uid in order:
+        f = open(uid_lock_path(uid), "a")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return uid, f
+        except OSError:
+            f.close()
+    raise SandboxUnavailable(f"every sandbox uid {UIDS.start}-{UIDS.stop - 1} is in use")
+
+
+def uid_in_use(uid):
+    """True while some sandbox holds ``uid`` (its lock file is locked)."""
+    try:
+        with open(uid_lock_path(uid), "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return False
+    except OSError:
+        return True
+
+
 class Sandbox:
     """A bwrap container with a warm zygote; restarted on demand after a failure."""
 
@@ -243,7 +307,9 @@ class Sandbox:
         self.slot = slot
         self.limits = limits or SandboxLimits()
         self.unsafe = unsafe
-        self.uid = uid_base + slot if (os.geteuid() == 0 and not unsafe) else None
+        self.uid, self._uid_lock = None, None
+        if os.geteuid() == 0 and not unsafe:
+            self.uid, self._uid_lock = claim_uid(uid_base + slot)
         self.proc = None
         self.ctl = None
         self.tmp = None
@@ -261,7 +327,7 @@ class Sandbox:
             scratch = os.path.join(self.tmp, "scratch")
             os.mkdir(scratch)
             config = {"ctl_fd": fd, "site_dirs": [], "sandboxed": False, "scratch_root": scratch}
-            cmd = [sys.executable, "-I", str(HERE / "worker.py"), json.dumps(config)]
+            cmd = [sys.executable, "-I", str(INSIDE / "worker.py"), json.dumps(config)]
             env = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "HOME": self.tmp}
         else:
             cmd = bwrap_command(check_bwrap(), fd, self.limits, self.uid)
@@ -309,6 +375,9 @@ class Sandbox:
 
     def __exit__(self, *exc):
         self.close()
+        if self._uid_lock is not None:
+            self._uid_lock.close()  # the uid is free for another sandbox
+            self._uid_lock = None
 
     # sessions ------------------------------------------------------------------
     def start_async(self):
@@ -362,6 +431,8 @@ class Sandbox:
             self.ctl.settimeout(left)
             msg = json.loads(self.ctl.recv(4096) or b"{}")
             if msg.get("op") == "done":
+                if msg.get("status") == "dirty":  # left files it could not remove: replace it
+                    self.close()
                 return msg.get("status")
         except (OSError, ValueError, AttributeError):
             pass

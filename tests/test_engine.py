@@ -20,7 +20,7 @@ import torch
 
 from autograder import notebook as nbio
 from autograder import sandbox as sbx
-from autograder import wire
+from autograder.sandboxed import wire
 from autograder.checking import CheckFailed, assert_close, expect_tensor
 from autograder.engine import Engine
 from autograder.judge import Grading, SandboxBackend, StudentCrashed, StudentTimeout

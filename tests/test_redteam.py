@@ -182,7 +182,11 @@ def _write_submission(course, a, student, nb):
 
 
 def _sandbox_processes():
-    """Host processes running as one of the sandbox uids (61000 + slot)."""
+    """Host processes left running as a sandbox uid that no live sandbox holds (another engine
+    grading on this machine at the same time keeps its uids locked: its processes are not
+    ours to count)."""
+    from autograder.sandbox import UIDS, uid_in_use
+
     out = []
     for p in Path("/proc").iterdir():
         if not p.name.isdigit():
@@ -192,7 +196,7 @@ def _sandbox_processes():
         except OSError:
             continue
         m = re.search(r"^Uid:\s+(\d+)", status, re.M)
-        if m and 61000 <= int(m.group(1)) < 61100:
+        if m and int(m.group(1)) in UIDS and not uid_in_use(int(m.group(1))):
             out.append(int(p.name))
     return out
 

@@ -5,7 +5,7 @@ The header is JSON (names, scalars, devices, dtypes, nesting); every tensor live
 which is a safetensors file, and the header refers to it by key. Nothing is pickled or
 evaluated.
 
-This module is imported by the judge (as ``autograder.wire``) and by the worker inside the
+This module is imported by the judge (as ``autograder.sandboxed.wire``) and by the worker inside the
 sandbox (as ``wire``), so it imports only the standard library, torch and safetensors.
 """
 
@@ -147,21 +147,100 @@ def from_plain(node, tensors, device=None, depth=0, count=None):
 
 def encode(header, values=None):
     """header: dict of JSON scalars; values: dict name -> python value (may hold tensors)."""
+    return frame(*encode_parts(header, values))
+
+
+def encode_parts(header, values=None):
+    """(header JSON bytes, safetensors blob) of one frame; tensor ``t<i>`` of the blob is the
+    i-th tensor of ``values`` in the order :func:`tensor_paths` lists them."""
     tensors = {}
     body = dict(header)
     if values:
         body["values"] = {k: to_plain(v, tensors) for k, v in values.items()}
     head = json.dumps(body, allow_nan=False).encode()
-    blob = st_save(tensors) if tensors else b""
+    return head, st_save(tensors) if tensors else b""
+
+
+def frame(head, blob):
     return HEAD.pack(MAGIC, len(head), len(blob)) + head + blob
+
+
+def tensor_paths(value, path=()):
+    """Paths (tuples of keys and indices) of the tensors in ``value``, in blob order."""
+    if isinstance(value, torch.Tensor):
+        return [path]
+    if isinstance(value, list | tuple):
+        return [p for i, v in enumerate(value) for p in tensor_paths(v, (*path, i))]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in tensor_paths(v, (*path, str(k)))]
+    return []
+
+
+def blob_index(blob):
+    """{tensor key: (dtype name, shape, start, end)} of a safetensors blob (byte offsets into
+    the blob), read without loading any tensor. Raises WireError."""
+    try:
+        (n,) = struct.unpack("<Q", bytes(blob[:8]))
+        meta = json.loads(bytes(blob[8 : 8 + n]))
+        base = 8 + n
+        out = {}
+        for k, v in meta.items():
+            if k != "__metadata__":
+                start, end = v["data_offsets"]
+                out[k] = (v["dtype"], list(v["shape"]), base + start, base + end)
+        return out
+    except Exception as e:
+        raise WireError("tensor blob is not valid safetensors") from e
+
+
+SAFETENSORS_DTYPES = {
+    "F64": torch.float64,
+    "F32": torch.float32,
+    "F16": torch.float16,
+    "BF16": torch.bfloat16,
+    "I64": torch.int64,
+    "I32": torch.int32,
+    "I16": torch.int16,
+    "I8": torch.int8,
+    "U8": torch.uint8,
+    "BOOL": torch.bool,
+}
+
+
+def load_views(buffer):
+    """{key: tensor} whose storage IS ``buffer`` (a writable mmap shared with the judge): an
+    in-place change to an input tensor changes the judge's copy of the bytes too."""
+    out = {}
+    for key, (dtype, shape, start, end) in blob_index(buffer).items():
+        dt = SAFETENSORS_DTYPES.get(dtype)
+        if dt is None or end < start or end > len(buffer):
+            raise WireError("tensor blob is not valid safetensors")
+        size = torch.empty((), dtype=dt).element_size()
+        count = (end - start) // size
+        if count == 0:
+            out[key] = torch.empty(shape, dtype=dt)
+            continue
+        flat = torch.frombuffer(buffer, dtype=dt, count=count, offset=start)
+        out[key] = flat.view(shape)
+    return out
+
+
+def changed_tensors(before, after):
+    """Keys of the tensors whose bytes differ between two copies of the same blob."""
+    return [
+        key
+        for key, (_, _, start, end) in blob_index(before).items()
+        if bytes(before[start:end]) != bytes(after[start:end])
+    ]
 
 
 def _reject_constant(name):
     raise WireError(f"invalid JSON constant {name}")
 
 
-def decode(head_bytes, blob, device=None):
-    """Parse one frame body -> (header dict, values dict). Raises WireError."""
+def decode(head_bytes, blob, device=None, shared=False):
+    """Parse one frame body -> (header dict, values dict). Raises WireError. ``shared``: the
+    blob is a writable buffer shared with the judge, and CPU tensors are views of it."""
     try:
         body = json.loads(head_bytes.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
@@ -169,7 +248,9 @@ def decode(head_bytes, blob, device=None):
     if not isinstance(body, dict):
         raise WireError("header is not an object")
     tensors = {}
-    if blob:
+    if blob and shared:
+        tensors = load_views(blob)
+    elif blob:
         try:
             tensors = st_load(bytes(blob))
         except Exception as e:  # safetensors raises its own error types

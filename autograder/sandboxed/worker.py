@@ -25,6 +25,7 @@ import contextlib
 import functools
 import gc
 import json
+import mmap
 import os
 import resource
 import select
@@ -49,8 +50,8 @@ import torch  # noqa: E402
 
 try:
     import wire  # noqa: E402  (inside the sandbox)
-except ImportError:  # imported as autograder.worker by the tests
-    from autograder import wire  # noqa: E402
+except ImportError:  # imported as autograder.sandboxed.worker by the judge and the tests
+    from autograder.sandboxed import wire  # noqa: E402
 
 from torch.overrides import TorchFunctionMode  # noqa: E402
 from torch.utils._device import _device_constructors  # noqa: E402  (torch.device's own list)
@@ -175,6 +176,50 @@ class DefaultDeviceProbe(TorchFunctionMode):
 
 
 FACTORIES = _device_constructors()
+# dispatch keys whose kernels block_operators replaces (where the operator has one)
+BLOCK_KEYS = (
+    "CompositeImplicitAutograd",
+    "CompositeExplicitAutograd",
+    "CompositeExplicitAutogradNonFunctional",
+    "CPU",
+    "CUDA",
+    "Meta",
+    "AutogradCPU",
+    "AutogradCUDA",
+    "Autograd",
+    "AutogradOther",
+)
+
+
+def block_operators(bases):
+    """Replace every kernel of the aten operators named ``bases`` (all overloads) with one that
+    raises ``forbidden operator aten::NAME``: whatever Python name reaches the operator (a
+    public function, a method, an alias, ``torch.ops.aten...``), it cannot run. Called in the
+    child before any cell runs. The registration handle is kept alive with no Python reference
+    (it is not tracked by the garbage collector either), so student code cannot find it to undo
+    the registration."""
+    import ctypes
+    import warnings
+
+    wanted = set(bases)
+    lib = torch._C._dispatch_library("IMPL", "aten", "", "<grader>", 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Overriding a previously registered kernel"
+        for full in torch._C._dispatch_get_all_op_names():
+            ns, _, name = full.partition("::")
+            if ns != "aten" or name.split(".")[0] not in wanted:
+                continue
+            for key in BLOCK_KEYS:
+                if torch._C._dispatch_has_kernel_for_dispatch_key(full, key):
+                    lib.impl(name, key, _blocked(name), False)
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(lib))
+
+
+def _blocked(name):
+    def kernel(*args, **kwargs):
+        raise RuntimeError(f"forbidden operator aten::{name}")
+
+    return kernel
 
 
 class Child:
@@ -187,21 +232,31 @@ class Child:
         self.sources = []
 
     def serve(self):
+        """Each request: one tag byte, with a memfd attached when the judge shares the inputs'
+        blob (see sandbox.Session.request), then the frame."""
         while True:
             try:
+                tag, fds, _, _ = socket.recv_fds(self.sock, 1, 1)
+                if not tag:
+                    return
                 head, blob = wire.read_frame(self.sock.recv)
-            except (EOFError, OSError):
+                shared = None
+                if fds:
+                    shared = mmap.mmap(fds[0], 0)
+                    os.close(fds[0])
+            except (EOFError, OSError, ValueError):
                 return
-            frame = self.handle(head, blob)
+            frame = self.handle(head, shared if shared is not None else blob, shared is not None)
             if frame is None:
                 return
             self.sock.sendall(frame)
 
-    def handle(self, head, blob):
-        """One request frame -> one reply frame (None for 'bye')."""
+    def handle(self, head, blob, shared=False):
+        """One request frame -> one reply frame (None for 'bye'). ``shared``: ``blob`` is
+        memory shared with the judge, and the call's CPU inputs live in it."""
         try:
             header = json.loads(head)
-            header, values = wire.decode(head, blob, device=header.get("device"))
+            header, values = wire.decode(head, blob, device=header.get("device"), shared=shared)
         except Exception as e:
             return reply({"ok": False, "error": "bad request: " + short_error(e)})
         op = header.get("op")
@@ -234,6 +289,8 @@ class Child:
         return None
 
     def op_load(self, header, values):
+        if values.get("block"):
+            block_operators([str(b) for b in values["block"]])
         self.ns = {"__name__": "__main__", "__builtins__": builtins}
         exec(compile(PRELUDE, "<prelude>", "exec"), self.ns)
         self.sources = [str(src) for src in values.get("cells", [])]
@@ -371,12 +428,14 @@ def child_main(sock, ctl, spec):
 # ----------------------------------------------------------------------------- zygote
 
 
-def wipe(top, budget=200_000):
+def wipe(top, seconds=5.0):
     """Remove ``top`` whatever the child made of it (symlinks, FIFOs, mode-000 or deep trees),
-    without following links and without recursion."""
+    without following links and without recursion. Gives up after ``seconds`` (a scratch area
+    filled with millions of files); the caller then sees it not empty and the judge replaces
+    the whole sandbox."""
     stack = [top]
-    while stack and budget > 0:
-        budget -= 1
+    deadline = time.monotonic() + seconds
+    while stack and time.monotonic() < deadline:
         path = stack[-1]
         try:
             if os.path.islink(path) or not os.path.isdir(path):
@@ -394,13 +453,35 @@ def wipe(top, budget=200_000):
             stack.pop()
 
 
-def reap(zygote_pid, uid, root):
-    """Kill every process the child left behind and empty the scratch root (/tmp).
+def others_alive():
+    """True while the sandbox's pid namespace holds a process other than its init and this
+    zygote (kill(-1) reaches exactly those; no /proc needed)."""
+    try:
+        os.kill(-1, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
 
-    Runs in a helper forked from the zygote. With a sandbox uid the helper drops to that uid, so
-    the kernel lets it signal only the child's processes. Without one (unprivileged sandbox) it
-    spares pid 1 and the zygote. Without a sandbox at all it only kills the child's session.
+
+def reap(uid, root):
+    """Kill every process the child left behind, then empty the scratch root (/tmp).
+
+    In the sandbox the zygote kills with kill(-1): every process of its pid namespace but the
+    namespace's init and itself (as root it holds CAP_KILL for this). Without a sandbox
+    (unsafe mode) only the child's session is killed, by the caller. The scratch root is
+    emptied by a helper that drops to the sandbox uid, owner of what the child made.
     """
+    deadline = time.monotonic() + 2.0
+    while CONFIG.get("sandboxed") and others_alive() and time.monotonic() < deadline:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass
+        time.sleep(0.002)  # killed processes stay as zombies until the sandbox's init reaps them
+    if not root or not os.listdir(root):
+        return
     pid = os.fork()
     if pid == 0:
         try:
@@ -408,24 +489,7 @@ def reap(zygote_pid, uid, root):
                 os.setgroups([])
                 os.setgid(uid)
                 os.setuid(uid)
-            keep = {1, zygote_pid, os.getpid()}
-            # until every other process is gone from /proc (killed ones stay there as zombies
-            # until the sandbox's init reaps them), for at most 2 s
-            deadline = time.monotonic() + 2.0
-            while CONFIG.get("sandboxed") and time.monotonic() < deadline:
-                victims = [
-                    int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep
-                ]
-                if not victims:
-                    break
-                for p in victims:
-                    try:
-                        os.kill(p, signal.SIGKILL)
-                    except OSError:
-                        pass
-                time.sleep(0.002)
-
-            for name in os.listdir(root) if root else []:
+            for name in os.listdir(root):
                 wipe(os.path.join(root, name))
         finally:
             os._exit(0)
@@ -461,8 +525,7 @@ def zygote():
     gc.collect()  # children inherit torch's objects as frozen: their collections skip them
     gc.freeze()  # (and so do not copy the pages they live on)
     ctl = socket.socket(fileno=int(CONFIG["ctl_fd"]))
-    me = os.getpid()
-    ctl.send(json.dumps({"op": "ready", "pid": me}).encode())
+    ctl.send(json.dumps({"op": "ready", "pid": os.getpid()}).encode())
     while True:
         try:
             msg, fds, _, _ = socket.recv_fds(ctl, 65536, 1)
@@ -483,17 +546,19 @@ def zygote():
         sock.close()
         spec["pid"] = pid
         deadline = time.monotonic() + float(spec.get("wall_s", 30))
-        status = wait_child(pid, ctl, deadline, functools.partial(kill_child, pid, me, spec))
-        if status != "exit" or left_behind(me, spec):
-            kill_child(pid, me, spec)
-            reap(me, spec.get("uid"), spec["scratch_root"])
+        status = wait_child(pid, ctl, deadline, functools.partial(kill_child, pid, spec))
+        if status != "exit" or left_behind(spec):
+            kill_child(pid, spec)
+            reap(spec.get("uid"), spec["scratch_root"])
+            if left_behind(spec):
+                status = "dirty"  # the judge replaces this sandbox
         ctl.send(json.dumps({"op": "done", "status": status}).encode())
 
 
-def left_behind(me, spec):
+def left_behind(spec):
     """True when the finished child left a process or a file in the scratch area."""
     if CONFIG.get("sandboxed"):
-        if any(p.isdigit() and int(p) not in (1, me) for p in os.listdir("/proc")):
+        if others_alive():
             return True
     else:
         try:
@@ -505,14 +570,13 @@ def left_behind(me, spec):
     return bool(os.listdir(root))
 
 
-def kill_child(pid, me, spec):
-    """SIGKILL the child and everything it started (the zygote itself may lack the right)."""
-    if spec.get("uid") is None:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    reap(me, spec.get("uid"), None)
+def kill_child(pid, spec):
+    """SIGKILL the child and everything it started."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    reap(spec.get("uid"), None)
 
 
 def wait_child(pid, ctl, deadline, kill):
