@@ -14,6 +14,7 @@ import csv
 import datetime
 import html
 import io
+import os
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,9 +55,16 @@ class Row:
     score: float
     max_score: float
     scores: dict
+    late_penalty: float = 0.0
     outcomes: dict = field(default_factory=dict)
     messages: dict = field(default_factory=dict)
     seconds: dict = field(default_factory=dict)
+    problems: list = field(default_factory=list)
+
+    @property
+    def final_score(self):
+        """The score after the late penalty, as ``nbgrader export`` computes it."""
+        return max(0.0, self.score - self.late_penalty)
 
     def total_seconds(self):
         known = [s for s in self.seconds.values() if s is not None]
@@ -93,7 +101,8 @@ def gradebook_rows(coursedir, assignment):
         rows = []
         for sub in gb.assignment_submissions(assignment):
             scores = {(nb.name, g.name): g.score for nb in sub.notebooks for g in nb.grades}
-            rows.append(Row(sub.student.id, sub.score, sub.max_score, scores))
+            penalty = sub.late_submission_penalty or 0.0
+            rows.append(Row(sub.student.id, sub.score, sub.max_score, scores, penalty))
     if not rows:
         raise ReportError(
             f"nothing graded yet for '{assignment}': run `python -m autograder grade {assignment}`"
@@ -110,11 +119,23 @@ def cell_verdict(cell):
 
 
 def read_autograded(path):
-    """({grade_id: (outcome, message)} in notebook order, grading seconds or None)."""
+    """({grade_id: (outcome, message)} in notebook order, grading seconds or None, the
+    submission's problems (see nbgrader_plugin.write_verdicts))."""
     nb = nbformat.read(str(path), as_version=4)
     verdicts = {nbio.grade_id(c): cell_verdict(c) for c in nb.cells if nbio.is_test(c)}
     meta = nb.metadata.get("autograder")
-    return verdicts, meta.get("seconds") if isinstance(meta, dict) else None
+    if not isinstance(meta, dict):
+        return verdicts, None, []
+    return verdicts, meta.get("seconds"), [str(p) for p in meta.get("problems", [])]
+
+
+def not_graded(assignment, student, notebook):
+    """The problem of a submission in the gradebook whose notebook nbgrader did not write."""
+    return (
+        f"{notebook}.ipynb의 채점 결과가 autograded/에 없습니다(nbgrader가 이 노트북을 채점하지 "
+        f"못했습니다). `python -m autograder grade {assignment} --student {student}`로 다시 "
+        "채점하세요."
+    )
 
 
 def attach_verdicts(coursedir, assignment, cells, rows, quiet=False):
@@ -129,8 +150,12 @@ def attach_verdicts(coursedir, assignment, cells, rows, quiet=False):
         )
         for n in notebooks:
             path = folder / f"{n}.ipynb"
-            verdicts, seconds = read_autograded(path) if path.is_file() else ({}, None)
-            found += path.is_file()
+            if path.is_file():
+                verdicts, seconds, notes = read_autograded(path)
+                found += 1
+            else:
+                verdicts, seconds, notes = {}, None, [not_graded(assignment, row.student, n)]
+            row.problems += [f"{n}: {p}" if len(notebooks) > 1 else p for p in notes]
             for i, (gid, (outcome, message)) in enumerate(verdicts.items()):
                 row.outcomes[(n, gid)], row.messages[(n, gid)] = outcome, message
                 order.setdefault((n, gid), i)
@@ -159,8 +184,16 @@ def failure_messages(cells, rows):
     for r in rows:
         for key, outcome in r.outcomes.items():
             if outcome not in ("passed", "missing") and key in out:
-                out[key][r.messages.get(key, "")] += 1
+                out[key][misconception(r.messages.get(key, ""))] += 1
     return out
+
+
+def misconception(message):
+    """The misconception a failure message points to, for counting per test cell.
+
+    Hook for a catalogue of misconceptions: until one exists, a failure is known by the first
+    line of its message (the same mistake under the same run seed gives the same line)."""
+    return first_line(message)
 
 
 def problems(cells, rows):
@@ -235,34 +268,60 @@ def time_plot(timings):
 
 
 def csv_rows(cells, rows):
-    header = ["student", "total_score", "max_score"]
+    header = ["student", "total_score", "late_penalty", "final_score", "max_score"]
     header += [f"{label(c)} {what}" for c in cells for what in ("score", "outcome")]
-    out = [header + ["grading_seconds"]]
+    out = [header + ["grading_seconds", "problem"]]
     for r in rows:
-        line = [r.student, f"{r.score:g}", f"{r.max_score:g}"]
+        line = [r.student, f"{r.score:g}", f"{r.late_penalty:g}", f"{r.final_score:g}"]
+        line.append(f"{r.max_score:g}")
         for c in cells:
             line += [f"{r.scores.get(c[:2], 0.0):g}", r.outcomes[c[:2]]]
         seconds = r.total_seconds()
-        out.append(line + ["" if seconds is None else f"{seconds:.3f}"])
+        line += ["" if seconds is None else f"{seconds:.3f}", " / ".join(r.problems)]
+        out.append([csv_safe(x) for x in line])
     return out
 
 
-def table(header, lines):
+def csv_safe(value):
+    """A CSV cell a spreadsheet shows as text (a problem may quote a student's file name)."""
+    return "'" + value if value[:1] in ("=", "+", "-", "@") and not is_number(value) else value
+
+
+def is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def table(header, lines, raw=()):
+    """An HTML table; every value escaped except in the columns listed in ``raw`` (HTML this
+    module made)."""
     esc = html.escape
     head = "".join(f"<th>{esc(str(h))}</th>" for h in header)
     body = "".join(
-        "<tr>" + "".join(f"<td>{esc(str(x))}</td>" for x in ln) + "</tr>\n" for ln in lines
+        "<tr>"
+        + "".join(f"<td>{x if i in raw else esc(str(x))}</td>" for i, x in enumerate(ln))
+        + "</tr>\n"
+        for ln in lines
     )
     return f"<table>\n<tr>{head}</tr>\n{body}</table>"
 
 
 def score_summary(rows, max_score):
-    scores = [r.score for r in rows]
+    scores = [r.final_score for r in rows]
+    late = sum(1 for r in rows if r.late_penalty)
     return (
-        f"{len(rows)} submission(s); total score mean {statistics.mean(scores):.2f}, median "
-        f"{statistics.median(scores):g} of {max_score:g}; full marks "
-        f"{sum(s == max_score for s in scores)}, zero {sum(s == 0 for s in scores)}"
+        f"제출 {len(rows)}건; 총점(지각 감점 후) 평균 {statistics.mean(scores):.2f}, 중앙값 "
+        f"{statistics.median(scores):g} (만점 {max_score:g}); 만점 "
+        f"{sum(s == max_score for s in scores)}명, 0점 {sum(s == 0 for s in scores)}명, 지각 "
+        f"감점 {late}명, 제출물 문제 {sum(1 for r in rows if r.problems)}명"
     )
+
+
+def difficulty(rate):
+    return "쉬움" if rate >= 0.8 else "보통" if rate >= 0.5 else "어려움"
 
 
 def cell_table(cells, counts, n):
@@ -270,31 +329,65 @@ def cell_table(cells, counts, n):
     for c in cells:
         k = counts[c[:2]]
         passed = f"{k['passed']}/{n} ({100 * k['passed'] / n:.0f}%)"
-        lines.append([label(c), f"{c[2]:g}", passed] + [k[o] for o in OUTCOMES[1:]])
-    return table(["test cell", "points", "passed"] + list(OUTCOMES[1:]), lines)
+        lines.append(
+            [label(c), f"{c[2]:g}", passed, difficulty(k["passed"] / n)]
+            + [k[o] for o in OUTCOMES[1:]]
+        )
+    return table(["테스트 셀", "배점", "통과", "난이도"] + list(OUTCOMES[1:]), lines)
 
 
 def message_table(cells, messages):
     lines = []
     for c in cells:
         for message, count in messages[c[:2]].most_common(TOP_MESSAGES):
-            lines.append([label(c), count, message or "(no message)"])
+            lines.append([label(c), count, message or "(메시지 없음)"])
     if not lines:
-        return "<p>none</p>"
-    return table(["test cell", "students", "message (first line)"], lines)
+        return "<p>없음</p>"
+    return table(["테스트 셀", "학생 수", "메시지 (첫 줄)"], lines)
+
+
+def problem_table(rows):
+    lines = [[r.student, p] for r in rows for p in r.problems]
+    return table(["학생", "문제"], lines) if lines else "<p>없음</p>"
+
+
+def feedback_link(coursedir, assignment, student, notebooks, out_dir):
+    """Links to the student's feedback pages (relative to the report), or a hint when
+    ``nbgrader generate_feedback`` has not made them yet."""
+    links = []
+    for n in notebooks:
+        folder = coursedir.format_path(coursedir.feedback_directory, student, assignment)
+        page = Path(folder) / f"{n}.html"
+        if page.is_file():
+            href = html.escape(os.path.relpath(page, out_dir))
+            links.append(f'<a href="{href}">{html.escape(n)}</a>')
+    return " ".join(links) or "(아직 없음)"
+
+
+def student_table(coursedir, assignment, cells, rows, out_dir):
+    notebooks = sorted({c[0] for c in cells})
+    header = ["학생", "피드백", "총점", "지각 감점", "최종 점수"]
+    header += [label(c) for c in cells] + ["제출물 문제"]
+    lines = []
+    for r in rows:
+        line = [r.student, feedback_link(coursedir, assignment, r.student, notebooks, out_dir)]
+        line += [f"{r.score:g}", f"{r.late_penalty:g}", f"{r.final_score:g}"]
+        line += [r.outcomes[c[:2]] for c in cells] + [" / ".join(r.problems)]
+        lines.append(line)
+    return table(header, lines, raw=(1,))
 
 
 def time_table(timings):
     if not timings:
-        return "<p>No grading times recorded (notebooks graded before this report existed).</p>"
+        return "<p>기록된 채점 시간이 없습니다(이 보고서가 생기기 전에 채점한 노트북).</p>"
     seconds = [s for _, _, s in timings]
     text = (
-        f"<p>{len(seconds)} notebook(s): mean {statistics.mean(seconds):.2f} s, median "
-        f"{statistics.median(seconds):.2f} s, max {max(seconds):.2f} s. Slowest:</p>"
+        f"<p>노트북 {len(seconds)}개: 평균 {statistics.mean(seconds):.2f}초, 중앙값 "
+        f"{statistics.median(seconds):.2f}초, 최대 {max(seconds):.2f}초. 가장 오래 걸린 것:</p>"
     )
     slow = sorted(timings, key=lambda t: -t[2])[:TOP_MESSAGES]
     slow = [[student, n, f"{s:.2f}"] for student, n, s in slow]
-    return text + table(["student", "notebook", "seconds"], slow)
+    return text + table(["학생", "노트북", "초"], slow)
 
 
 STYLE = """body{font-family:sans-serif;margin:2em;max-width:70em}
@@ -302,7 +395,7 @@ table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #ccc;paddin
 th{background:#eee}td{vertical-align:top}"""
 
 
-def render_html(assignment, cells, rows):
+def render_html(coursedir, assignment, cells, rows, out_dir):
     max_score = rows[0].max_score
     n = len(rows)
     counts, messages = outcome_counts(cells, rows), failure_messages(cells, rows)
@@ -310,21 +403,30 @@ def render_html(assignment, cells, rows):
     bad_lines = [[s, label(c), o, m] for s, c, o, m in bad]
     now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     esc = html.escape
+    flagged = sum(1 for r in rows if r.problems)
     parts = [
-        f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{esc(assignment)} report"
-        f"</title><style>{STYLE}</style></head><body>",
-        f"<h1>Class report: {esc(assignment)}</h1>",
-        f"<p>{esc(score_summary(rows, max_score))}. Generated {now}.</p>",
-        "<h2>Score distribution</h2>",
+        f"<!DOCTYPE html>\n<html lang='ko'><head><meta charset='utf-8'><title>{esc(assignment)} "
+        f"반 보고서</title><style>{STYLE}</style></head><body>",
+        f"<h1>반 보고서: {esc(assignment)}</h1>",
+        f"<p>{esc(score_summary(rows, max_score))}. 만든 시각 {now}.</p>",
+        "<h2>점수 분포</h2>",
         score_plot(rows, max_score),
-        "<h2>Test cells</h2>",
+        "<h2>문항별 난이도</h2>",
+        "<p>난이도: 통과율 80% 이상 쉬움, 50% 이상 보통, 그 밖은 어려움.</p>",
         outcome_plot(cells, counts, n),
         cell_table(cells, counts, n),
-        "<h2>Most frequent failure messages</h2>",
+        "<h2>문항별로 가장 흔한 실패 메시지 (가장 흔한 오개념)</h2>",
+        "<p>같은 실수는 같은 첫 줄 메시지를 냅니다. 문항마다 위에 있는 것이 가장 흔합니다.</p>",
         message_table(cells, messages),
-        f"<h2>Crashed, timed-out and grader-error submissions ({len({b[0] for b in bad})})</h2>",
-        table(["student", "test cell", "outcome", "message"], bad_lines) if bad else "<p>none</p>",
-        "<h2>Grading time per notebook</h2>",
+        f"<h2>제출물 문제 ({flagged}명)</h2>",
+        "<p>제출한 그대로는 채점할 수 없었던 제출물과, 채점하며 가정한 내용입니다. 학생의 피드백 "
+        "첫머리에도 같은 내용이 나옵니다.</p>",
+        problem_table(rows),
+        f"<h2>채점 오류·시간 초과·비정상 종료 ({len({b[0] for b in bad})}명)</h2>",
+        table(["학생", "테스트 셀", "결과", "메시지"], bad_lines) if bad else "<p>없음</p>",
+        "<h2>학생별 결과</h2>",
+        student_table(coursedir, assignment, cells, rows, out_dir),
+        "<h2>노트북별 채점 시간</h2>",
         time_plot(timings),
         time_table(timings),
         "</body></html>\n",
@@ -339,7 +441,7 @@ def write_report(coursedir, assignment, out_dir, quiet=False):
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     html_path, csv_path = out_dir / f"{assignment}.html", out_dir / f"{assignment}.csv"
-    html_path.write_text(render_html(assignment, cells, rows), encoding="utf-8")
+    html_path.write_text(render_html(coursedir, assignment, cells, rows, out_dir), encoding="utf-8")
     with open(csv_path, "w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows(csv_rows(cells, rows))
     return html_path, csv_path

@@ -14,6 +14,8 @@ it Dask is not imported.
 """
 
 import argparse
+import contextlib
+import fcntl
 import logging
 import os
 import statistics
@@ -83,18 +85,47 @@ def course_config(root, required=True):
     return PyFileConfigLoader(path.name, path=str(path.parent)).load_config()
 
 
-def collect(nbio, course, assignment, student):
-    """[(student, notebook, template, submission_nb)] for the submitted notebooks."""
-    names = [p.stem for p in course.source_notebooks(assignment)]
+def collect(course, assignment, student, max_bytes):
+    """[(student, notebook, template, submission_nb)]: every notebook of the assignment for
+    every student folder under submitted/, read as nbgrader autograde will read it
+    (notebook.Course.submission: a renamed file found, a missing one graded empty)."""
+    names = course.notebook_names(assignment)
     templates = {n: course.template(assignment, n) for n in names}
     tasks = []
-    for sid, folder in course.submissions(assignment, student):
+    for sid, _ in course.submissions(assignment, student):
         for n in names:
-            path = folder / f"{n}.ipynb"
-            if path.exists():
-                nb, _ = nbio.read_submission(path)
-                tasks.append((sid, n, templates[n], nb))
+            nb, _ = course.submission(assignment, sid, n, templates[n], max_bytes)
+            tasks.append((sid, n, templates[n], nb))
     return tasks
+
+
+def missing_in_gradebook(config, root, assignments):
+    """A Korean error when the gradebook lacks one of ``assignments`` (the release was not
+    generated in this course root, so nbgrader would grade nothing), else None."""
+    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.coursedir import CourseDirectory
+
+    coursedir = CourseDirectory(config=config, root=str(root))
+    url = coursedir.db_url
+    where = gradebook_location(config, root)
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
+        missing = list(assignments)
+    else:
+        missing = []
+        with Gradebook(url, coursedir.course_id) as gb:
+            for a in assignments:
+                try:
+                    gb.find_assignment(a)
+                except MissingEntry:
+                    missing.append(a)
+    if not missing:
+        return None
+    names = " ".join(missing)
+    return (
+        f"채점하지 않았습니다: gradebook({where})에 과제 {', '.join(missing)}이(가) 없습니다. "
+        f"이 과정 폴더({root})에서 `nbgrader generate_assignment {names}`를 먼저 실행하세요"
+        "(release/ 폴더만 복사해 온 경우에도 필요합니다)."
+    )
 
 
 def run_nbgrader_autograde(course, assignment, student, grader):
@@ -134,51 +165,63 @@ def gradebook_location(config, root):
     return make_url(url).render_as_string(hide_password=True)
 
 
-def summary(assignment, tasks, reports, course, seconds, engine, gradebook):
-    from autograder import notebook as nbio
+def summary(assignment, coursedir, seconds, engine, gradebook, not_written=()):
+    """The batch command's report of one assignment, read back from what nbgrader wrote (the
+    gradebook's scores and late penalties, autograded/'s outcomes and problems: see
+    class_report.py), so that it always agrees with the gradebook. ``not_written``: students
+    whose notebooks the engine graded but nbgrader did not take (never in the gradebook)."""
+    from autograder.class_report import ReportError, attach_verdicts, gradebook_rows, label
 
-    points = {}
-    for _, n, template, _ in tasks:
-        for gid, pts in nbio.test_cells(template):
-            points[(n, gid)] = pts
-    students = sorted({t[0] for t in tasks})
-    notebooks = {t[1] for t in tasks}
-    max_total = sum(pts for (n, _), pts in points.items() if n in notebooks)
-    totals = {s: 0.0 for s in students}
-    passed = dict.fromkeys(points, 0)
-    seen = dict.fromkeys(points, 0)
-    crashed = set()
-    for (sid, n, _, _), report in zip(tasks, reports, strict=True):
-        for gid, v in report.verdicts.items():
-            k = (n, gid)
-            seen[k] = seen.get(k, 0) + 1
-            if v.passed:
-                passed[k] = passed.get(k, 0) + 1
-                totals[sid] += points.get(k, 0.0)
-            elif v.outcome in ("crashed", "timeout", "grader-error"):
-                crashed.add(sid)
-    width = max([40] + [len(n) + 1 + len(gid) for n, gid in points])
-    lines = [
-        f"Graded {len(students)} submission(s) of '{assignment}' ({len(tasks)} notebook(s)) in "
-        f"{seconds:.1f} s with {engine.describe()} "
+    lines = []
+    try:
+        cells, rows = gradebook_rows(coursedir, assignment)
+        cells = attach_verdicts(coursedir, assignment, cells, rows, quiet=True)
+    except ReportError as e:
+        cells, rows = [], []
+        lines.append(f"gradebook에 채점 결과가 없습니다: {e}")
+    notebooks = sorted({c[0] for c in cells})
+    width = max([40] + [len(label(c)) for c in cells])
+    lines.insert(
+        0,
+        f"Graded {len(rows)} submission(s) of '{assignment}' ({len(rows) * len(notebooks)} "
+        f"notebook(s)) in {seconds:.1f} s with {engine.describe()} "
         "(gradebook and autograded/ written by nbgrader)",
-        f"{'test cell':<{width}} {'points':>6} {'passed':>9}",
-    ]
-    for (n, gid), pts in points.items():
+    )
+    if rows:
+        lines.append(f"{'테스트 셀':<{width - 3}} {'배점':>4} {'통과':>9}")
+        for c in cells:
+            passed = sum(r.outcomes[c[:2]] == "passed" for r in rows)
+            lines.append(f"{label(c):<{width}} {c[2]:>6g} {passed:>4}/{len(rows):<4}")
+        max_total = rows[0].max_score
+        vals = [r.final_score for r in rows]
         lines.append(
-            f"{n + '/' + gid:<{width}} {pts:>6g} {passed[(n, gid)]:>4}/{seen[(n, gid)]:<4}"
+            f"점수(지각 감점 후): 평균 {statistics.mean(vals):.2f} / {max_total:g}, 중앙값 "
+            f"{statistics.median(vals):g}, 만점 {sum(v == max_total for v in vals)}명, "
+            f"0점 {sum(v == 0 for v in vals)}명"
         )
-    if students:
-        vals = list(totals.values())
+    late = [r for r in rows if r.late_penalty]
+    if late:
+        items = ", ".join(f"{r.student} -{r.late_penalty:g}" for r in late[:10])
+        lines.append(f"지각 감점 {len(late)}명: {items}{' ...' if len(late) > 10 else ''}")
+    crashed = sorted(r.student for r in rows if set(r.outcomes.values()) & {"crashed", "timeout"})
+    errors = sorted(r.student for r in rows if "grader-error" in r.outcomes.values())
+    for what, names in (("crashed/timed-out workers", crashed), ("grader errors", errors)):
+        if names:
+            shown = ", ".join(names[:10]) + (" ..." if len(names) > 10 else "")
+            lines.append(f"{what}: {len(names)} student(s): {shown}")
+    flagged = [r for r in rows if r.problems]
+    if flagged:
         lines.append(
-            f"score: mean {statistics.mean(vals):.2f} / {max_total:g}, median "
-            f"{statistics.median(vals):g}, full marks {sum(v == max_total for v in vals)}, "
-            f"zero {sum(v == 0 for v in vals)}"
+            f"제출물 문제 {len(flagged)}명 (학생의 피드백 첫머리와 반 보고서에도 나옵니다):"
         )
-    if crashed:
-        names = ", ".join(sorted(crashed)[:10]) + (" ..." if len(crashed) > 10 else "")
-        lines.append(f"crashed/timed-out workers: {len(crashed)} student(s): {names}")
-    lines.append(f"gradebook: {gradebook}   notebooks: {course.root / 'autograded'}")
+        lines += [f"  {r.student}: {p}" for r in flagged for p in r.problems]
+    if not_written:
+        lines.append(
+            f"nbgrader가 gradebook에 기록하지 않은 학생 {len(not_written)}명: "
+            f"{', '.join(sorted(not_written))} (제출 폴더에 .ipynb 파일이 하나도 없거나 nbgrader가 "
+            "실패했습니다; 위의 nbgrader 오류를 확인하세요)"
+        )
+    lines.append(f"gradebook: {gradebook}   notebooks: {coursedir.root}/autograded")
     lines.append(f"next: nbgrader generate_feedback {assignment}; nbgrader export")
     return "\n".join(lines)
 
@@ -195,6 +238,26 @@ def grade(args):
             sys.exit(f"no source/{a}/ under {root} (run from exercises/)")
         if not (root / "release" / a).is_dir():
             sys.exit(f"run `nbgrader generate_assignment {a}` first")
+    with course_lock(root):
+        engine = None
+        try:
+            engine, config = start_grading_engine(args, root)
+            return grade_locked(args, root, engine, config, t0)
+        except KeyboardInterrupt:
+            if engine is not None:
+                engine.close(wait=False)
+            sys.exit(
+                "\n채점을 중단했습니다(Ctrl-C). 채점 프로세스와 샌드박스는 모두 정리했습니다. 같은 "
+                "명령을 다시 실행하면 처음부터 다시 채점합니다."
+            )
+        finally:
+            if engine is not None:
+                engine.close()
+
+
+def start_grading_engine(args, root):
+    """(engine, course config): the engine of this run (local judges, or the Dask workers of
+    ``--scheduler``) on the course's settings."""
     from autograder.engine import Engine
 
     def start_engine(limits, config=None):
@@ -228,42 +291,87 @@ def grade(args):
                 engine.set_limits(with_wall(SandboxLimits(config=config)))
     except SandboxUnavailable as e:
         sys.exit(f"refusing to grade: {e}")
+    return engine, config
+
+
+def grade_locked(args, root, engine, config, t0):
+    """grade() once the course lock is held and the engine is started."""
+    from nbgrader.coursedir import CourseDirectory
     from tqdm import tqdm
 
     from autograder import notebook as nbio
     from autograder.nbgrader_plugin import BatchGrader, digest
 
+    error = missing_in_gradebook(config, root, args.assignment)
+    if error:
+        sys.exit(error)
     course = nbio.Course(root)
+    coursedir = CourseDirectory(config=config, root=str(root))
+    max_bytes = nbio.SubmissionLimits(config=config).max_bytes
     code = 0
     planned = []  # every assignment's notebooks go to the judges now: they never wait for
     for assignment in args.assignment:  # nbgrader to finish writing the previous assignment
-        tasks = collect(nbio, course, assignment, args.student)
+        tasks = collect(course, assignment, args.student, max_bytes)
         if not tasks:
-            print(f"no submissions of {assignment} under {course.root / 'submitted'}")
+            print(f"{assignment}: {course.root / 'submitted'} 아래에 제출물이 없습니다")
             code = 1
             continue
         grader = BatchGrader(engine)
-        futures = []
         for sid, n, template, nb in tasks:
             future, rebuilt = engine.submit_notebook(assignment, template, nb, name=f"{sid}/{n}")
-            futures.append(future)
             grader.expect((assignment, sid, n), future, digest(nbio.graded_code(rebuilt)))
-        planned.append((assignment, tasks, grader, futures))
-    for assignment, tasks, grader, futures in planned:
+        planned.append((assignment, tasks, grader))
+    for assignment, tasks, grader in planned:
         t1 = time.monotonic()
         bar = tqdm(total=len(tasks), desc=assignment, unit="nb", disable=args.quiet)
         grader.progress = bar.update
-        code |= run_nbgrader_autograde(course, assignment, args.student, grader)
+        failed = run_nbgrader_autograde(course, assignment, args.student, grader)
         bar.close()
-        reports = [f.result() for f in futures]
+        if failed:
+            print(
+                f"nbgrader autograde {assignment}가 오류로 끝났습니다(코드 {failed}); 위의 오류를 "
+                "확인하세요. 아래 요약은 gradebook에 실제로 기록된 결과입니다."
+            )
+        code |= failed
+        not_written = {key[1] for key in grader.futures}
+        for future, _ in grader.futures.values():
+            future.cancel()
         seconds = time.monotonic() - t1
         gradebook = gradebook_location(config, root)
-        print(summary(assignment, tasks, reports, course, seconds, engine, gradebook))
+        print(summary(assignment, coursedir, seconds, engine, gradebook, not_written))
         if grader.regraded:
             print(f"note: {grader.regraded} notebook(s) re-graded during the gradebook phase")
+        code |= bool(not_written)
     print(f"total {time.monotonic() - t0:.1f} s")
-    engine.close()
     return code
+
+
+@contextlib.contextmanager
+def course_lock(root):
+    """Hold ``<root>/.autograder.lock`` (an exclusive flock) while grading: a second grading
+    run on the same course stops at once with a Korean message naming the first one's process
+    id, instead of interleaving its writes to the gradebook and autograded/. The kernel drops
+    the lock when the process ends, however it ends."""
+    path = Path(root) / ".autograder.lock"
+    with open(path, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "?"
+            sys.exit(
+                f"다른 채점이 이 과정 폴더에서 진행 중입니다(프로세스 {holder}, 잠금 파일 {path}). "
+                "그 채점이 끝난 뒤 다시 실행하세요."
+            )
+        f.seek(0)
+        f.truncate()
+        f.write(f"{os.getpid()}\n")
+        f.flush()
+        try:
+            yield
+        finally:
+            f.seek(0)
+            f.truncate()
 
 
 def report(args):

@@ -300,7 +300,9 @@ class DaskEngine:
 
         return submit_notebook(self, assignment, template, submission, name)
 
-    def close(self):
+    def close(self, wait=True):
+        """Close this run's judges on the workers (``wait`` is Engine.close's: the workers'
+        judges stop at once either way)."""
         if self.closed:
             return
         self.closed = True

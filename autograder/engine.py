@@ -236,12 +236,16 @@ class Engine:
         future, nb = self.submit_notebook(assignment, template, submission)
         return future.result(), nb
 
-    def close(self):
+    def close(self, wait=True):
+        """Stop the judges once their current notebooks are done, or at once (``wait=False``,
+        on Ctrl-C: the notebooks being graded get grader-error verdicts)."""
         if self.closed:
             return
         self.closed = True
         for _ in self.judges:
             self.jobs_queue.put(None)
+        for judge in self.judges if not wait else ():
+            judge.proc = kill_group(judge.proc)  # the judge thread's read ends at once
         for judge in self.judges:
             judge.thread.join(timeout=5)
             judge.stop()

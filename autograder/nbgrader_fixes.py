@@ -7,15 +7,19 @@ one-line reason and the upstream report it works around.
 
 import contextlib
 import datetime
+import glob
 import os
 import stat
 import sys
 
 from nbgrader.converters import base as nbgrader_base
+from nbgrader.converters.autograde import Autograde
 from nbgrader.coursedir import CourseDirectory
 
 _ORIGINAL_TIMESTAMP = CourseDirectory.get_existing_timestamp
 _ORIGINAL_FIND = nbgrader_base.find_all_files
+_ORIGINAL_INIT_ASSIGNMENT = Autograde.init_assignment
+_ORIGINAL_INIT_NOTEBOOKS = Autograde.init_notebooks
 
 
 def robust_timestamp(self, dest_path):
@@ -64,9 +68,55 @@ def alembic_on_path():
         os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
 
 
+def every_notebook(self, assignment_id, student_id):
+    """Autograde.init_assignment that autogrades every notebook of the assignment, whatever
+    the files in the submission folder are called.
+
+    Reason: nbgrader 0.9.6 grades the files it finds by name: a notebook saved as
+    ``masking (1).ipynb`` is skipped as unknown ("Skipping unknown notebook") and the missing
+    ``masking.ipynb`` gets 0 points with nothing in autograded/ or the feedback, so the student
+    never learns why. With this, nbgrader converts ``<name>.ipynb`` for each notebook of the
+    assignment; RobustExporter reads it through notebook.Course.submission, which finds a
+    renamed file or flags the missing one. Only without ``--notebook``. Upstream: not reported
+    (nbgrader's behaviour is by design, see "No submitted file" in converters/autograde.py).
+    """
+    if self.coursedir.notebook_id == "*":
+        from autograder.notebook import Course
+
+        folder = self._format_source(assignment_id, student_id)
+        names = Course(self.coursedir.root).notebook_names(assignment_id)
+        self.notebooks = [os.path.join(folder, f"{name}.ipynb") for name in names]
+    _ORIGINAL_INIT_ASSIGNMENT(self, assignment_id, student_id)
+
+
+def every_submission(self):
+    """Autograde.init_notebooks that keeps a submission folder holding no ``.ipynb`` at all.
+
+    Reason: nbgrader 0.9.6 drops such a folder with a warning, so the student is missing from
+    the gradebook and gets no feedback; with :func:`every_notebook` it is graded as empty, with
+    a feedback page saying that the notebook was not submitted. Only without ``--notebook``.
+    Upstream: not reported (by design in converters/base.py, init_notebooks).
+    """
+    pattern = self._format_source(self.coursedir.assignment_id, self.coursedir.student_id)
+    try:
+        _ORIGINAL_INIT_NOTEBOOKS(self)
+    except nbgrader_base.NbGraderException:
+        if self.coursedir.notebook_id != "*":
+            raise
+        self.assignments = {}
+    if self.coursedir.notebook_id == "*":
+        for folder in glob.glob(pattern):
+            if os.path.isdir(folder) and not os.path.islink(folder):
+                self.assignments.setdefault(folder, [])
+    if not self.assignments:
+        raise nbgrader_base.NbGraderException(f"No submissions were matched by '{pattern}'")
+
+
 def apply():
     """Apply the fixes that hold for every nbgrader command of the course."""
     CourseDirectory.get_existing_timestamp = robust_timestamp
+    Autograde.init_assignment = every_notebook
+    Autograde.init_notebooks = every_submission
     nbgrader_base.find_all_files = regular_files
     alembic_on_path()
 

@@ -20,9 +20,12 @@ Workarounds of nbgrader internals live in nbgrader_fixes.py.
 import copy
 import datetime
 import hashlib
+import html
 import json
 import os
+import re
 import types
+from pathlib import Path
 
 import nbformat
 from nbconvert.exporters import NotebookExporter
@@ -38,7 +41,7 @@ from traitlets import Bool, Instance, Integer, Unicode, default
 
 from autograder import nbgrader_fixes
 from autograder import notebook as nbio
-from autograder.report import Verdict
+from autograder.report import Report, Verdict
 
 # ename of a failed test cell's error output, by the verdict's outcome (see report.OUTCOMES)
 ENAMES = {
@@ -169,6 +172,10 @@ class RobustExporter(NotebookExporter):
         return nb, resources
 
     def from_filename(self, filename, resources=None, **kw):
+        """Read a submission with :meth:`Course.submission` (a renamed file found, problems in
+        ``resources["autograder_problems"]`` for RebuildSubmission), or, in the autograde step,
+        the sanitized copy this course wrote into autograded/ (trusted: its metadata keeps the
+        problems)."""
         if resources is None:
             resources = ResourcesDict()
         if "metadata" not in resources or resources["metadata"] == "":
@@ -176,11 +183,24 @@ class RobustExporter(NotebookExporter):
         path, basename = os.path.split(filename)
         resources["metadata"]["name"] = os.path.splitext(basename)[0]
         resources["metadata"]["path"] = path
-        mtime = datetime.datetime.fromtimestamp(os.path.getmtime(filename), tz=datetime.UTC)
+        meta = resources.get("nbgrader", {})
+        course = _course(self.config)
+        submitted = "student" in meta and Path(path) == course.submitted_folder(
+            meta["assignment"], meta["student"]
+        )
+        if submitted:
+            limits = nbio.SubmissionLimits(parent=self)
+            nb, problems = course.submission(
+                meta["assignment"], meta["student"], meta["notebook"], max_bytes=limits.max_bytes
+            )
+            for p in problems:
+                self.log.warning("%s: %s", filename, p)
+            resources["autograder_problems"] = problems
+        else:
+            nb = nbformat.read(filename, as_version=4)
+        mtime = os.path.getmtime(filename) if os.path.exists(filename) else 0
+        mtime = datetime.datetime.fromtimestamp(mtime, tz=datetime.UTC)
         resources["metadata"]["modified_date"] = mtime.strftime("%B %-d, %Y")
-        nb, problems = nbio.read_submission(filename)
-        for p in problems:
-            self.log.warning("%s: %s", filename, p)
         return self._export(nb, resources)
 
 
@@ -189,13 +209,17 @@ def _course(config):
 
 
 class RebuildSubmission(NbGraderPreprocessor):
-    """Sanitize step: trusted release structure + the student's solution-cell sources."""
+    """Sanitize step: trusted release structure + the student's solution-cell sources; the
+    submission's problems (see RobustExporter.from_filename) go into the notebook metadata
+    ``autograder`` for EngineGrade."""
 
     def preprocess(self, nb, resources):
         assignment = resources["nbgrader"]["assignment"]
         notebook = resources["nbgrader"]["notebook"]
         template = _course(self.config).template(assignment, notebook)
-        return nbio.rebuild(template, nb), resources
+        rebuilt = nbio.rebuild(template, nb)
+        rebuilt.metadata["autograder"] = {"problems": resources.get("autograder_problems", [])}
+        return rebuilt, resources
 
 
 class EngineGrade(NbGraderPreprocessor):
@@ -217,7 +241,10 @@ class EngineGrade(NbGraderPreprocessor):
         return OnDemandGrader()
 
     def preprocess(self, nb, resources):
-        write_verdicts(nb, self.grader.grade(self, resources, nb))
+        report = self.grader.grade(self, resources, nb)
+        meta = nb.metadata.get("autograder")
+        found = meta.get("problems", []) if isinstance(meta, dict) else []
+        write_verdicts(nb, Report(report.verdicts, report.seconds, found + report.problems))
         return nb, resources
 
 
@@ -253,6 +280,22 @@ class OverwriteCellsOnce(OverwriteCells):
                 find_graded_cell=_lookup(graded, "grade cell"),
             )
             return NbGraderPreprocessor.preprocess(self, nb, resources)  # cell by cell
+
+    def preprocess_cell(self, cell, resources, index):
+        """A locked cell takes the gradebook's source before nbgrader compares checksums.
+
+        The gradebook keeps a test cell with its hidden tests and their checksum, the release
+        notebook has them removed, so stock nbgrader warns "Attribute 'checksum' for cell ...
+        has changed!" for every such cell of every submission and then restores the gradebook's
+        source anyway (upstream: jupyter/nbgrader#1961). After RebuildSubmission every locked
+        cell is the trusted release's, so the warning could only ever be this false alarm."""
+        gid = nbio.grade_id(cell)
+        if gid is not None and utils.is_locked(cell):
+            try:
+                cell.source = self.gradebook.find_source_cell(gid).source
+            except MissingEntry:
+                pass
+        return super().preprocess_cell(cell, resources, index)
 
 
 class SaveAutoGradesOnce(SaveAutoGrades):
@@ -295,7 +338,9 @@ class SaveAutoGradesOnce(SaveAutoGrades):
 
 def write_verdicts(nb, report):
     """Test cells: hidden region removed; no output on pass, an error output on failure, named
-    by its outcome (ENAMES). The notebook metadata ``autograder`` gets the grading seconds."""
+    by its outcome (ENAMES). The notebook metadata ``autograder`` gets the grading seconds and
+    the report's problems, which also go into a markdown cell at the top (the student's
+    feedback page shows it)."""
     for cell in nb.cells:
         if not nbio.is_test(cell):
             continue
@@ -315,7 +360,24 @@ def write_verdicts(nb, report):
                 traceback=[f"{ename}: {verdict.message}"],
             )
         ]
-    nb.metadata["autograder"] = {"seconds": round(report.seconds, 3)}
+    problems = [str(p) for p in report.problems]
+    nb.metadata["autograder"] = {"seconds": round(report.seconds, 3), "problems": problems}
+    if problems:
+        items = "\n".join(f"- {markdown_text(p)}" for p in problems)
+        cell = nbformat.v4.new_markdown_cell(f"{PROBLEMS_HEADING}\n\n{items}")
+        cell.metadata["autograder"] = {"problems": True}
+        nb.cells.insert(0, cell)
+
+
+PROBLEMS_HEADING = "### ⚠ 채점 안내: 제출물에서 발견한 문제\n\n점수는 아래 내용대로 매겼습니다."
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]#|~$])")
+
+
+def markdown_text(text):
+    """``text`` as literal markdown (it may hold a student's file or cell names): HTML and
+    markdown syntax escaped."""
+    escaped = html.escape(str(text)[:2000], quote=False)
+    return MARKDOWN_SPECIAL.sub(r"\\\1", escaped).replace("\n", " ")
 
 
 def configure(c, jobs=1, checks_dir="", unsafe_no_sandbox=False):

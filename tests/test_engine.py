@@ -204,7 +204,7 @@ def test_read_submission_survives_broken_files(tmp_path):
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
     nb, problems = nbio.read_submission(tmp_path / "bad.ipynb")
-    assert nb.cells == [] and "not valid JSON" in problems[0]
+    assert nb.cells == [] and "올바른 JSON이 아니라서(1행 2열)" in problems[0]
     nb, problems = nbio.read_submission(tmp_path / "latin1.ipynb")
     assert any("UTF-8" in p for p in problems)
     src = nbio.student_sources(rel, nb)
@@ -213,7 +213,7 @@ def test_read_submission_survives_broken_files(tmp_path):
         nb, problems = nbio.read_submission(tmp_path / name)
         assert nb.cells == [] and problems
     nb, problems = nbio.read_submission(tmp_path / "v3.ipynb")
-    assert [c.source for c in nb.cells] == ["x = 1"] and "v3" in problems[0]
+    assert [c.source for c in nb.cells] == ["x = 1"] and "nbformat 3" in problems[0]
 
 
 def test_read_submission_refuses_symlinks_and_special_files(tmp_path):
@@ -243,11 +243,12 @@ def test_rebuild_takes_only_solution_sources_from_submission():
             c.metadata = {}  # metadata deleted
     dup = nbformat.v4.new_code_cell("def softmax(x, dim=-1): return x")
     dup.metadata["nbgrader"] = {"grade_id": "softmax_sol", "solution": True}
-    sub.cells.append(dup)  # duplicated grade_id: the first one wins
+    sub.cells.append(dup)  # duplicated grade_id, both filled: the last one wins, noted
     sub.cells.insert(0, nbformat.v4.new_code_cell("import os"))  # extra cell: ignored
     nb = nbio.rebuild(rel, sub)
     assert nbio.test_cells(nb) == [("test_softmax", 2.0), ("test_scale", 3.0)]
-    assert nbio.solution_code(nb)[0] == NAIVE
+    assert nbio.solution_code(nb)[0] == dup.source
+    assert "'softmax_sol'이(가) 2개" in nbio.match_cells(rel, sub)[1][0]
     assert "import os" not in json.dumps(nb) and "pass" != nb.cells[3].source
     assert len(nb.cells) == len(rel.cells)
 
