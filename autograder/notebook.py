@@ -47,7 +47,10 @@ def empty_notebook():
 
 
 def size_text(n):
-    return f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else f"{n} B"
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}".replace(".0 ", " ")
+    return f"{n} B"
 
 
 def _text(value):
