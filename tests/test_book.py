@@ -6,15 +6,11 @@ The build goes to the same _build/ folder as `make book`, so jupyter-cache makes
 a rebuild with nothing changed fast; a cold build executes every page.
 """
 
-import functools
-import http.server
 import json
 import re
 import shutil
-import socketserver
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -609,39 +605,7 @@ def test_figure_counts(built_book):
 # Browser: headless Chromium through selenium, pages served over local HTTP
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="session")
-def server(built_book):
-    handler = functools.partial(_QuietHandler, directory=str(built_book))
-    httpd = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    webdriver = pytest.importorskip("selenium.webdriver")
-    chromium = shutil.which("chromium")
-    driver_path = shutil.which("chromedriver")
-    assert chromium and driver_path, "run `make sysdeps` (chromium + chromium-driver)"
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
-        opts.add_argument(arg)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(options=opts, service=webdriver.ChromeService(driver_path))
-    drv.set_page_load_timeout(60)
-    drv.set_script_timeout(60)
-    yield drv
-    drv.quit()
+# The server and browser fixtures are in conftest.py (shared with test_book_math.py).
 
 
 WAIT_MATHJAX = """

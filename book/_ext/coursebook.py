@@ -9,7 +9,11 @@
    notebooks (from exercises/release/) and requirements-student.txt there, so the links also work
    in the offline student bundle (`make release`). This extension never runs nbgrader:
    `make notebooks` (tools/release.py) generates exercises/release/ before the build.
-4. Fresh outputs: jupyter-cache keys a page on its own code cells only, so a page that imports a
+4. Textbook math: book/_static/coursebook.css centres display equations of MathJax 2 and lets a
+   long one scroll (the theme's CSS is written for MathJax 3).
+5. Korean theme strings: the tooltips, labels and the search box placeholder that the themes
+   leave in English (or translate awkwardly) are replaced in every built page (THEME_KO).
+6. Fresh outputs: jupyter-cache keys a page on its own code cells only, so a page that imports a
    changed helper (book/*.py, solutions/*.py) would keep its old outputs; when those files change,
    the cache is emptied and every page runs again.
 """
@@ -132,6 +136,49 @@ def _dedupe_scripts(app, exception):
             page.write_text(head + html[head_end:], encoding="utf-8")
 
 
+# Theme strings without a (good) Korean translation: exact attribute values -> Korean.
+THEME_KO = {
+    "Link to this heading": "이 제목으로 가는 링크",
+    "Link to this image": "이 그림으로 가는 링크",
+    "Link to this equation": "이 식으로 가는 링크",
+    "Link to this table": "이 표로 가는 링크",
+    "Link to this code": "이 코드로 가는 링크",
+    "Link to this definition": "이 정의로 가는 링크",
+    "Toggle hidden content": "숨긴 내용 펼치기·접기",
+    "Search this book...": "이 책에서 검색...",
+    "Toggle primary sidebar": "왼쪽 목차 열기·닫기",
+    "Toggle secondary sidebar": "이 페이지 목차 열기·닫기",
+    "System Settings": "시스템 설정 따르기",
+    "Light": "밝은 화면",
+    "Dark": "어두운 화면",
+    "Color mode": "화면 색",
+    "Version warning": "버전 경고",
+    "Site navigation": "책 목차",
+    "Main": "본문",
+    "Page": "페이지",
+    "On this page": "이 페이지의 내용",
+    "previous page": "이전 페이지",
+    "next page": "다음 페이지",
+    "전체 화면으로보기": "전체 화면으로 보기",
+}
+ATTR_RE = re.compile(r'\b(title|aria-label|placeholder)="([^"]*)"')
+
+
+def korean_attributes(html: str) -> str:
+    """Replace the THEME_KO attribute values (title, aria-label, placeholder) in a page."""
+    return ATTR_RE.sub(lambda m: f'{m.group(1)}="{THEME_KO.get(m.group(2), m.group(2))}"', html)
+
+
+def _translate_theme(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    for page in Path(app.outdir).rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        new = korean_attributes(html)
+        if new != html:
+            page.write_text(new, encoding="utf-8")
+
+
 STUDENT_REQUIREMENTS = "requirements-student.txt"  # what students pip install (book/intro.md)
 TOPICS = [
     "softmax",
@@ -233,7 +280,12 @@ def refresh_cache(cache, digest):
     return stale
 
 
+STATIC = Path(__file__).resolve().parents[1] / "_static"
+
+
 def _config_inited(app, config):
+    if STATIC.is_dir() and str(STATIC) not in config.html_static_path:
+        config.html_static_path.append(str(STATIC))
     if getattr(config, "nb_execution_mode", "") == "cache":
         # where myst-nb puts the cache when none is configured: next to the HTML folder
         cache = (
@@ -250,7 +302,9 @@ def _config_inited(app, config):
 def setup(app):
     app.connect("config-inited", _config_inited)
     app.add_search_language(SearchKorean)
+    app.add_css_file("coursebook.css")
     app.connect("build-finished", _dedupe_scripts)
+    app.connect("build-finished", _translate_theme)
     app.connect("build-finished", _copy_mathjax)
     app.connect("build-finished", _copy_notebooks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
