@@ -229,9 +229,13 @@ def test_exact_match():
 
 def test_chapter8_prints_held_out_accuracy(built_book):
     html = (built_book / "book" / "08_models.html").read_text(encoding="utf-8")
-    values = re.findall(r"정확도\(exact match\): (\d\.\d\d)\b", html)
+    values = re.findall(
+        r"정확도\(exact match\): (\d\.\d{4}) \(맞힌 수 ([\d,]+)개 / 평가용 ([\d,]+)개\)", html
+    )
     assert len(values) == 1, values
-    assert float(values[0]) >= 0.95
+    accuracy, right, total = float(values[0][0]), *(int(v.replace(",", "")) for v in values[0][1:])
+    assert accuracy >= 0.95
+    assert accuracy == pytest.approx(right / total, abs=5e-5)  # four digits: one error shows
 
 
 def test_chapter9_decodes_with_the_trained_model(built_book):
