@@ -88,14 +88,17 @@ def gradebook_rows(coursedir, assignment):
     url = coursedir.db_url
     db = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
     if db is not None and not db.is_file():  # Gradebook() would create an empty one
-        raise ReportError(f"no gradebook at {db}: run `python -m autograder grade {assignment}`")
+        raise ReportError(
+            f"gradebook이 없습니다({db}). 먼저 `python -m autograder grade {assignment}`로 "
+            "채점하세요"
+        )
     with Gradebook(url, coursedir.course_id) as gb:
         try:
             a = gb.find_assignment(assignment)
         except MissingEntry:
-            known = ", ".join(sorted(x.name for x in gb.assignments)) or "none"
+            known = ", ".join(sorted(x.name for x in gb.assignments)) or "없음"
             raise ReportError(
-                f"unknown assignment '{assignment}' (gradebook has: {known})"
+                f"gradebook에 과제 '{assignment}'이(가) 없습니다(있는 과제: {known})"
             ) from None
         cells = [(nb.name, c.name, c.max_score) for nb in a.notebooks for c in nb.grade_cells]
         rows = []
@@ -105,7 +108,8 @@ def gradebook_rows(coursedir, assignment):
             rows.append(Row(sub.student.id, sub.score, sub.max_score, scores, penalty))
     if not rows:
         raise ReportError(
-            f"nothing graded yet for '{assignment}': run `python -m autograder grade {assignment}`"
+            f"과제 '{assignment}'은(는) 아직 채점되지 않았습니다. "
+            f"`python -m autograder grade {assignment}`로 채점하세요"
         )
     return cells, sorted(rows, key=lambda r: r.student)
 
@@ -163,7 +167,7 @@ def attach_verdicts(coursedir, assignment, cells, rows, quiet=False):
             bar.update()
     bar.close()
     if not found:
-        raise ReportError(f"no autograded notebooks of '{assignment}' under autograded/")
+        raise ReportError(f"autograded/에 과제 '{assignment}'의 채점된 노트북이 없습니다")
     for row in rows:
         for n, gid, _ in cells:
             row.outcomes.setdefault((n, gid), "missing")

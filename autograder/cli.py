@@ -100,10 +100,13 @@ def collect(course, assignment, student, max_bytes):
 
 
 def missing_in_gradebook(config, root, assignments):
-    """A Korean error when the gradebook lacks one of ``assignments`` (the release was not
-    generated in this course root, so nbgrader would grade nothing), else None."""
+    """A Korean error when the gradebook lacks one of ``assignments`` or one of its notebooks
+    (the release was not generated in this course root, or only its due date was imported:
+    nbgrader would grade nothing, or against a max_score of 0), else None."""
     from nbgrader.api import Gradebook, MissingEntry
     from nbgrader.coursedir import CourseDirectory
+
+    from autograder.notebook import Course
 
     coursedir = CourseDirectory(config=config, root=str(root))
     url = coursedir.db_url
@@ -112,17 +115,21 @@ def missing_in_gradebook(config, root, assignments):
         missing = list(assignments)
     else:
         missing = []
+        course = Course(root)
         with Gradebook(url, coursedir.course_id) as gb:
             for a in assignments:
                 try:
-                    gb.find_assignment(a)
+                    known = {nb.name for nb in gb.find_assignment(a).notebooks}
                 except MissingEntry:
+                    known = set()
+                if not set(course.notebook_names(a)) <= known:  # e.g. only a due date imported
                     missing.append(a)
     if not missing:
         return None
     names = " ".join(missing)
     return (
-        f"채점하지 않았습니다: gradebook({where})에 과제 {', '.join(missing)}이(가) 없습니다. "
+        f"채점하지 않았습니다: gradebook({where})에 과제 {', '.join(missing)}의 노트북이 "
+        "없습니다(마감일만 넣었거나 다른 곳에서 배포본을 만들었습니다). "
         f"이 과정 폴더({root})에서 `nbgrader generate_assignment {names}`를 먼저 실행하세요"
         "(release/ 폴더만 복사해 온 경우에도 필요합니다)."
     )

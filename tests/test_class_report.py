@@ -61,13 +61,15 @@ def course(tmp_path_factory):
     """Course graded with the batch command and reported; the error messages met on the way."""
     root = tmp_path_factory.mktemp("class-report") / "course"
     make_course(root, ["softmax"], engine=True)
-    errors = {"no gradebook": report(root, "softmax", ok=False).stderr}
+    errors = {"gradebook이 없습니다": report(root, "softmax", ok=False).stderr}
     run([str(BIN / "nbgrader"), "generate_assignment", "softmax", "--force"], root)
-    errors["nothing graded yet"] = report(root, "softmax", ok=False).stderr
+    errors["과제 'softmax'은(는) 아직 채점되지 않았습니다"] = report(
+        root, "softmax", ok=False
+    ).stderr
     submit(root)
     grade = [sys.executable, "-m", "autograder", "grade", "softmax", "--quiet"]
     run(grade + ["--jobs", "2", "--wall", "6"], root)
-    errors["unknown assignment 'nosuch'"] = report(root, "nosuch", ok=False).stderr
+    errors["gradebook에 과제 'nosuch'이(가) 없습니다"] = report(root, "nosuch", ok=False).stderr
     out = report(root, "softmax").stdout
     assert "reports/softmax.html" in out and "reports/softmax.csv" in out
     return root, errors
@@ -124,7 +126,7 @@ def test_scores_and_passes_agree_with_gradebook(course):
         cell_row = rf"<tr><td>{re.escape(name)}</td><td>[^<]*</td><td>{passed}/{len(book)} \("
         assert re.search(cell_row, text), name
     mean = statistics.mean(score for score, _, _ in book.values())
-    assert f"mean {mean:.2f}" in text
+    assert f"평균 {mean:.2f}" in text
     assert book["s0_correct"][0] == 10 and book["s1_blank"][0] == 0
 
 
@@ -140,7 +142,8 @@ def test_crashed_and_timed_out_submissions_are_listed(course):
     assert rows["s2_jacobian"]["softmax/test_softmax_jacobian outcome"] == "failed"
     # the same mistake (same run seed, same first line) is counted once, for two students
     assert "<tr><td>softmax/test_softmax_jacobian</td><td>2</td>" in text
-    assert "<td>s0_correct</td>" not in text.split("Crashed, timed-out")[1].split("<h2>")[0]
+    assert "<td>s0_correct</td>" not in text.split("채점 오류·시간 초과")[1].split("<h2>")[0]
+    assert "<tr><td>s4_crash</td><td>" in text.split("학생별 결과")[1]  # per-student table
     nb = nbformat.read(root / "autograded/s4_crash/softmax/softmax.ipynb", as_version=4)
     assert nb.metadata["autograder"]["seconds"] > 0
     enames = {o.ename for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"}
