@@ -7,6 +7,7 @@ through :class:`Student`, which sends plain data to a worker and returns plain, 
 Every verdict is decided here and in the check; student code never runs in this process.
 """
 
+import contextlib
 import re
 
 import torch
@@ -99,6 +100,7 @@ class Student:
     def __init__(self, session, device, seed, probe_device=True, probed=None, named=None):
         self._session = session
         self._named_forbidden = named or str  # () -> "`torch.softmax` (셀 1, 3행): " or ""
+        self.suspicions = []  # runtime signs of tampering, for Report.problems
         self.device = torch.device(device)
         self._seed = seed
         self._probe_device = probe_device and self.device.type == "cpu"
@@ -118,10 +120,6 @@ class Student:
             raise StudentCrashed(str(e) + self._load_hint()) from None
         return out
 
-    def _load(self, cells, block=()):
-        out = self._request("load", cells=list(cells), block=list(block))
-        self.load_errors = list(out.get("errors", []))
-
     def has(self, name):
         """True when the student's code defines ``name``."""
         return self._request("has", name=str(name)).get("value") is True
@@ -139,6 +137,16 @@ class Student:
         self._check_inputs(out, what, values)
         self._check_probe(out, what)
         return out["value"]
+
+    def call_fresh(self, name, *args, **kwargs):
+        """:meth:`call` in a process of its own (see Link.fresh): for checks of seeded
+        randomness, where remembering earlier calls must not help."""
+        with self._session.fresh():
+            probe, self._probe_device = self._probe_device, False
+            try:
+                return self.call(name, *args, **kwargs)
+            finally:
+                self._probe_device = probe
 
     def _new_signature(self, op, name, args, kwargs):
         """Probe each kind of call once per test function: the same function with the same
@@ -175,6 +183,7 @@ class Student:
         method="forward",
         grad_outputs=None,
         forward_seed=None,
+        step_lr=None,
     ):
         """Build ``name(**init_kwargs)`` under manual_seed(seed), load state_dict, set train(),
         then (under manual_seed(forward_seed) when given) run ``method(*inputs)``.
@@ -182,6 +191,9 @@ class Student:
         Returns {"output", "state" (state_dict after init, before loading), "grads"
         ({param name or "input<i>": grad}, only when grad=True)}. The backward objective is
         ``sum(o.float().sum())`` over tensor outputs, or ``sum((o * g).sum())`` with grad_outputs.
+        ``step_lr`` (with grad=True): then one SGD step ``p -= step_lr * p.grad`` over every
+        parameter and the method again on the same inputs -> "after_step" (shared weights show
+        there, whatever names the module reports).
         """
         self.used.append(name)
         kwargs = dict(init_kwargs or {})
@@ -198,6 +210,7 @@ class Student:
             method=str(method),
             grad_outputs=grad_outputs,
             forward_seed=forward_seed,
+            step_lr=step_lr,
         )
         signature = (f"{name}.{method}", [list(inputs), dict(input_kwargs or {})], kwargs)
         probe = self._probe_device and self._new_signature("module", *signature)
@@ -206,6 +219,8 @@ class Student:
             raise CheckFailed(f"{what}: 결과 형식이 올바르지 않습니다")
         if grad and not isinstance(out.get("grads"), dict):
             raise CheckFailed(f"{what}: 기울기(gradient)가 없습니다")
+        if grad and step_lr is not None and "after_step" not in out:
+            raise CheckFailed(f"{what}: 학습 한 단계 뒤의 출력이 없습니다")
         self._check_inputs(out, what, values)
         self._check_probe(out, what)
         return out
@@ -219,8 +234,8 @@ class Student:
                 named = self._named_forbidden()
                 raise CheckFailed(
                     f"{what}: {named}이 과제에서 쓸 수 없는 기성 연산({op.group(1)})을 "
-                    f"실행했습니다{cell_of(str(e))}. 어떤 이름으로 불렀든 같은 연산이면 쓸 수 "
-                    "없습니다. 직접 구현하세요."
+                    f"실행했습니다{'' if named else cell_of(str(e))}. 어떤 이름으로 불렀든 같은 "
+                    "연산이면 쓸 수 없습니다. 직접 구현하세요."
                 ) from None
             hint = ""
             if DEVICE_MIX.search(str(e)):
@@ -262,6 +277,14 @@ class Student:
                 f"납니다{str(probe.get('where', ''))[:200]}.\n"
                 "입력과 다른 장치(기본 장치)에 새 텐서를 만들고 있습니다. "
                 "torch.arange(T, device=x.device)처럼 입력의 device를 쓰세요."
+            )
+        if probe.get("caught"):
+            self.suspicions.append(f"장치 검사를 감지하려 한 흔적: {what[:80]}")
+            raise CheckFailed(
+                f"{what}: 입력이 다른 장치(device)에 있는 경우를 흉내 낸 실행에서 텐서 연산 "
+                f"`{str(probe['caught'])[:60]}`이(가) 오류를 냈는데 코드가 그 오류를 삼키고 다른 "
+                "길로 갔습니다. 장치에 따라 다르게 동작하는 코드는 채점할 수 없습니다. 새 텐서는 "
+                "입력과 같은 장치에 만들고(device=x.device), 오류를 try/except 로 숨기지 마세요."
             )
         if probe.get("stray"):
             raise CheckFailed(
@@ -329,34 +352,49 @@ class Grading:
         self.loaded = None  # the device the current child's cells were loaded for
         self.probed = set()  # call signatures the device probe has run in this function
         self.load_errors = []
+        self.suspicions = []  # runtime signs of tampering (see Student._check_probe)
 
     def student(self, function, device, forbid=()):
         """The Student for test function ``function`` on ``device``: one fresh child per test
         function, the cells loaded into it once per device (its items share that state), with
         the operators of the forbidden names ``forbid`` blocked before any cell runs."""
-        if self.broken is not None:
-            raise self.broken
         if function != self.function:
             self.end_function()
             self.function = function
-        if self.session is None:
-            self.session = self.backend.open()
         device = torch.device(device)
         seed = derive_seed(self.run_seed, function, device, "worker")
-        student = Student(
-            self.session, device, seed, self.probe_device, self.probed, self._named(forbid)
-        )
-        if self.cells is not None and self.loaded != device:
-            try:
-                student._load(self.cells, forbidden_ops(forbid))
-            except (StudentTimeout, StudentCrashed) as e:
-                msg = f"코드 셀 실행 실패 (your solution cells did not finish running): {e}"
-                self.broken = type(e)(msg)
-                raise self.broken from None
-            self.loaded, self.load_errors = device, student.load_errors
+        link = Link(self, device, forbid)
+        link.session()  # load now: a cell that hangs fails the item here
+        student = Student(link, device, seed, self.probe_device, self.probed, self._named(forbid))
         student.load_errors = self.load_errors
+        student.suspicions = self.suspicions
         self.students.append(student)
         return student
+
+    def session_for(self, device, forbid):
+        """The test function's child, opened and its cells loaded for ``device`` if needed."""
+        if self.broken is not None:
+            raise self.broken
+        if self.session is None:
+            self.session, self.loaded = self.backend.open(), None
+        if self.loaded != device:
+            self.load(self.session, device, forbid)
+            self.loaded = device
+        return self.session
+
+    def load(self, session, device, forbid):
+        """Run the cells in ``session``'s child, the forbidden operators blocked first."""
+        if self.cells is None:
+            return
+        header = {"op": "load", "device": device.type, "seed": 0}
+        values = {"cells": list(self.cells), "block": forbidden_ops(forbid)}
+        try:
+            _, out = session.request(header, values)
+        except (WorkerTimeout, WorkerCrashed) as e:
+            kind = StudentTimeout if isinstance(e, WorkerTimeout) else StudentCrashed
+            self.broken = kind(f"코드 셀 실행 실패 (셀을 실행하다 멈추거나 죽었습니다): {e}")
+            raise self.broken from None
+        self.load_errors = [str(x) for x in out.get("errors", [])]
 
     def _named(self, forbid):
         """() -> where the student's code names one of the forbidden ``forbid`` ('' if
@@ -411,11 +449,13 @@ class Grading:
             )
 
     def problems(self):
-        """Notes for the instructor about the whole submission (Report.problems)."""
-        return [
+        """Notes for the instructor about the whole submission (Report.problems): code that
+        inspects or patches the grader (read from the source), and runtime signs of it."""
+        notes = [
             f"채점기 조작 의심: `{text}` (셀 {cell}, {line}행)"
             for text, cell, line in self.facts.tampering()[:5]
         ]
+        return notes + [f"채점기 조작 의심: {s}" for s in dict.fromkeys(self.suspicions)][:5]
 
     def note(self):
         """Which other functions of the student's own the failed check also ran."""
@@ -428,14 +468,51 @@ class Grading:
             "그 함수의 검사도 실패했다면 그것부터 고치세요."
         )
 
-    def end_function(self):
-        """Close the current test function's child -> its final status (None if none)."""
+    def close_session(self):
+        """Close the current child (a later request opens another) -> its final status."""
         status = None
         if self.session is not None:
             status = self.backend.finish(self.session)
-        self.session, self.function, self.students, self.loaded = None, None, [], None
-        self.probed = set()
+        self.session, self.loaded = None, None
         return status
+
+    def end_function(self):
+        """Close the current test function's child -> its final status (None if none)."""
+        status = self.close_session()
+        self.function, self.students, self.probed = None, [], set()
+        return status
+
+
+class Link:
+    """The child a Student talks to: the test function's child (see Grading.session_for), or,
+    inside :meth:`fresh`, a child of its own started for the requests made there."""
+
+    def __init__(self, grading, device, forbid):
+        self.grading, self.device, self.forbid = grading, device, forbid
+        self.pinned = None
+
+    def session(self):
+        return self.pinned or self.grading.session_for(self.device, self.forbid)
+
+    def request(self, header, values=None):
+        return self.session().request(header, values)
+
+    @contextlib.contextmanager
+    def fresh(self):
+        """Requests in a new process with the cells loaded anew: nothing the student's code
+        remembers from earlier calls (a memo, a counter, its random state) reaches them."""
+        grading = self.grading
+        grading.close_session()
+        if grading.broken is not None:
+            raise grading.broken
+        session = grading.backend.open()
+        try:
+            grading.load(session, self.device, self.forbid)
+            self.pinned = session
+            yield
+        finally:
+            self.pinned = None
+            grading.backend.finish(session)
 
 
 def input_label(path):

@@ -102,7 +102,7 @@ class JudgeLoop:
         seed = submission_seed(self.run_seed, job["assignment"], job["cells"])
         grading = Grading(backend, job["cells"], seed, job.get("solutions", ()))
         config.stash[GRADING] = grading
-        report = Report(problems=grading.problems())
+        report = Report()
         try:
             for gid in job["grade_ids"]:
                 t1 = time.monotonic()
@@ -125,6 +125,7 @@ class JudgeLoop:
         finally:
             grading.end_function()
             del config.stash[GRADING]
+        report.problems = grading.problems()
         report.seconds = time.monotonic() - t0
         return report
 

@@ -8,13 +8,14 @@ student's process reports:
   names also block the matching operators in the worker's dispatcher (:data:`FORBIDDEN_OPS`),
   so aliases and private entry points (``torch.ops.aten._scaled_dot_product_attention_math``,
   ``torch._C._nn...``) fail at run time whatever name reached them.
-- **Fail closed**: code the analysis cannot follow (a cell that does not parse here, ``exec``,
-  ``getattr`` with a computed name, ``globals()``, ``__dict__``, ...) earns nothing in the items
-  a forbid rule governs, with a Korean reason.
+- **Fail closed**: code the analysis cannot follow (a cell that does not parse here,
+  ``getattr`` with a computed name, ``globals()``, ``from ... import *``) earns nothing in the
+  items a forbid rule governs, with a Korean reason.
 - **Tampering**: code that inspects or patches the grader, the interpreter or torch itself
-  (``sys.modules``, frames, ``gc``, ``ctypes``, torch function modes, assignments to torch's
-  attributes, the ``meta`` device the probe uses) fails the items that ran it and is reported
-  to the instructor with its cell and line (``Report.problems``).
+  (``sys.modules``, frames, ``gc``, ``ctypes``, dunder attributes such as ``__globals__``, torch
+  function modes, assignments to torch's attributes, ``exec``/``eval`` of code the judge never
+  sees, the ``meta`` device the probe uses) fails every item that ran it and is reported to the
+  instructor with its cell and line (``Report.problems``).
 """
 
 import ast
@@ -72,7 +73,9 @@ def forbidden_ops(names):
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # calls that run or look up code by a computed name: the source rules cannot follow them
-DYNAMIC_CALLS = {"exec", "eval", "compile", "__import__", "globals", "locals", "vars"}
+DYNAMIC_CALLS = {"globals", "locals", "vars"}
+# calls that run code the judge never sees, or import by a computed name: tampering
+HIDDEN_CODE_CALLS = {"exec", "eval", "compile", "__import__", "breakpoint"}
 DYNAMIC_NAME_ARG = {"getattr", "setattr", "hasattr", "delattr"}
 # modules and attributes for looking into or patching the interpreter, the grader or torch
 TAMPER_MODULES = {"gc", "inspect", "ctypes", "builtins", "importlib", "types", "signal"}
@@ -138,10 +141,6 @@ def dynamic_use(node):
             computed = not (isinstance(attr, ast.Constant) and isinstance(attr.value, str))
             if computed and not (isinstance(target, ast.Name) and target.id in ("self", "cls")):
                 return _text(node)
-            if not computed and _dunder(attr.value):
-                return _text(node)
-    if isinstance(node, ast.Attribute) and _dunder(node.attr):
-        return _text(node)
     if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
         return f"from {node.module} import *"
     return None
@@ -170,7 +169,16 @@ def tamper_use(node):
         if node.func.id in ("setattr", "delattr") and _root(node.args[0]) in TORCH_ROOTS:
             return _text(node)
     if isinstance(node, ast.Constant) and node.value == "meta":
-        return "'meta'"
+        return "'meta'"  # the device the grader's probe uses
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if node.func.id in HIDDEN_CODE_CALLS:
+            return _text(node)
+        name_arg = node.args[1] if node.func.id in DYNAMIC_NAME_ARG and len(node.args) > 1 else None
+        if isinstance(name_arg, ast.Constant) and isinstance(name_arg.value, str):
+            if _dunder(name_arg.value) or name_arg.value in TAMPER_ATTRS:
+                return _text(node)
+    if isinstance(node, ast.Attribute) and (_dunder(node.attr) or node.attr == "is_meta"):
+        return _text(node)  # __globals__, __subclasses__, __dict__, ...: reaching past the code
     return None
 
 

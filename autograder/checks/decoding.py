@@ -500,7 +500,7 @@ def test_generate(student, rng, device, case):
     args = (tab, prompt, n, seed)
     inputs = {"table": tab, "idx": prompt, "max_new_tokens": n, "seed": seed, **options}
     got = compare(student, "generate", case, args, options, inputs, hint=SAMPLING_HINT)
-    again = student.call("generate", *args, **options)
+    again = student.call_fresh("generate", *args, **options)  # a process of its own
     if not (isinstance(again, torch.Tensor) and torch.equal(again.cpu(), got.cpu())):
         fail(
             f"generate [{case}]: 같은 seed 로 두 번 부르면 같은 토큰이 나와야 하는데 다릅니다 "

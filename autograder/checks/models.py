@@ -15,12 +15,20 @@ the student's module and into the reference from ``solutions.models`` and compar
   attention (MQA, GQA, MHA), SwiGLU, with masks and gradients.
 """
 
+import copy
 import math
 
 import pytest
 import torch
 
-from autograder.checking import HALF_TOL, assert_close, expect_device, expect_tensor, fail, seeded
+from autograder.checking import (
+    HALF_TOL,
+    assert_close,
+    expect_device,
+    expect_tensor,
+    fail,
+    seeded,
+)
 from solutions import models as ref
 from solutions.positional import apply_rope
 
@@ -33,6 +41,8 @@ READY_MADE = (
     "Transformer",
 )
 TOL = {"rtol": 1e-4, "atol": 1e-5}
+TIE_STEP_LR = 0.01  # one SGD step on sum(logits): tied and untied weights move apart
+TIE_RTOL = 1e-2  # of the reference's move: rounding is ~1e-5 of it, an untied model ~1
 GRAD_RTOL = 1e-4  # gradients: also the absolute tolerance, as a fraction of max |g|
 
 # ----------------------------------------------------------------------------- weights
@@ -243,9 +253,12 @@ def token_batch(rng, B, T, V, specials, pad_rows=True, dtype=torch.long):
     return ids.to(dtype)
 
 
-def call_mlm(student, ids, V, mask_id, specials, seed, p, device, what):
+def call_mlm(student, ids, V, mask_id, specials, seed, p, device, what, fresh=False):
+    """mlm_mask on ``device`` -> (inputs, labels) on the CPU; ``fresh``: in a process of its
+    own (a seed check: remembering earlier calls must not help)."""
     ids = ids.to(device)
-    got = student.call("mlm_mask", ids, V, mask_id, list(specials), seed, p=p)
+    call = student.call_fresh if fresh else student.call
+    got = call("mlm_mask", ids, V, mask_id, list(specials), seed, p=p)
     inputs = {"input_ids": ids, "vocab_size": V, "mask_id": mask_id, "seed": seed, "p": p}
     if not isinstance(got, tuple | list) or len(got) != 2:
         fail(f"{what}: (inputs, labels) 두 텐서를 돌려주어야 합니다", inputs)
@@ -409,18 +422,19 @@ def mlm_extremes(student, rng, device, case):
 
 
 def mlm_seeds(student, rng, device, case):
-    """Same seed -> same result (on every device); another seed -> another result."""
+    """Same seed -> same result (on every device); another seed -> another result. Each call
+    runs in a process of its own, as a seed is used in practice."""
     what = f"mlm_mask [{case}]"
     ids = token_batch(rng, 8, 64, 1000, SPECIALS)
-    a = call_mlm(student, ids, 1000, 3, SPECIALS, 123, 0.15, device, what)
-    b = call_mlm(student, ids, 1000, 3, SPECIALS, 123, 0.15, device, what)
-    c = call_mlm(student, ids, 1000, 3, SPECIALS, 124, 0.15, device, what)
+    a = call_mlm(student, ids, 1000, 3, SPECIALS, 123, 0.15, device, what, fresh=True)
+    b = call_mlm(student, ids, 1000, 3, SPECIALS, 123, 0.15, device, what, fresh=True)
+    c = call_mlm(student, ids, 1000, 3, SPECIALS, 124, 0.15, device, what, fresh=True)
     if not (torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])):
         fail(f"{what}: 같은 seed 로 두 번 부르면 결과가 같아야 합니다 (torch.Generator 를 seed 로)")
     if torch.equal(a[1], c[1]):
         fail(f"{what}: seed 가 다르면 선택된 위치도 달라야 합니다 (seed 를 쓰고 있나요?)")
     if device.type != "cpu":
-        d = call_mlm(student, ids, 1000, 3, SPECIALS, 123, 0.15, torch.device("cpu"), what)
+        d = call_mlm(student, ids, 1000, 3, SPECIALS, 123, 0.15, torch.device("cpu"), what, True)
         if not (torch.equal(a[0], d[0]) and torch.equal(a[1], d[1])):
             fail(
                 f"{what}: 같은 seed 인데 {device.type} 과 cpu 의 결과가 다릅니다. 난수는 CPU 의 "
@@ -495,7 +509,8 @@ def test_gpt_model(student, rng, device, case):
     model, idx, state = gpt_setup(student, rng, device, kwargs, B, T)
     what = f"GPTModel({cfg_text(kwargs)}) [{case}]"
     tied = kwargs.get("tie_weights", False)
-    out = student.module("GPTModel", kwargs, state, (idx,), grad=tied)
+    lr = TIE_STEP_LR if tied else None
+    out = student.module("GPTModel", kwargs, state, (idx,), grad=tied, step_lr=lr)
     got = expect_tensor(
         out["output"], what, shape=(B, T, kwargs["vocab_size"]), inputs={"idx": idx}
     )
@@ -503,12 +518,34 @@ def test_gpt_model(student, rng, device, case):
     expected = model(idx)
     assert_close(got, expected, what=what, inputs={"idx": idx}, **TOL)
     if tied:
-        if "lm_head.weight" in out["grads"]:
-            fail(
-                f"{what}: tie_weights=True 이면 lm_head.weight 는 tok_emb.weight 와 같은 "
-                "Parameter 여야 합니다 (self.lm_head.weight = self.tok_emb.weight)"
-            )
+        check_tied_step(out["after_step"] - got, model, expected, idx, what)
         compare_grads(out["grads"], model, expected, {}, what, {"idx": idx})
+
+
+def check_tied_step(moved, model, output, idx, what):
+    """Tying judged by behaviour: after one SGD step on sum(logits), a tied model's shared
+    matrix has moved by both uses' gradients, an untied one's two matrices by one each, so the
+    logits on the same input move differently (whatever names the student's module reports).
+    ``moved``: the student's logits after the step minus before it. Compared with the
+    reference's move relative to its size: float32 gradients from two processes differ by
+    ~1e-5 of it, a missing gradient by order 1."""
+    params = list(model.parameters())  # the reference's: each shared Parameter once
+    grads = torch.autograd.grad(output.float().sum(), params, retain_graph=True)
+    after = copy.deepcopy(model)
+    with torch.no_grad():
+        for p, g in zip(after.parameters(), grads, strict=True):
+            p -= TIE_STEP_LR * g.to(p.dtype)
+        expected = after(idx).double() - output.detach().double()
+    error = (moved.double() - expected).abs().max()
+    if not error <= TIE_RTOL * expected.abs().max():
+        fail(
+            f"{what}: 학습 한 단계(SGD, lr={TIE_STEP_LR}) 뒤 로짓이 움직인 양이 가중치를 묶은 "
+            f"모델과 다릅니다 (차이 최대 {float(error):.3g}, 움직인 양 최대 "
+            f"{float(expected.abs().max()):.3g}). tie_weights=True 이면 lm_head.weight 와 "
+            "tok_emb.weight 는 같은 Parameter 여야 합니다 (self.lm_head.weight = "
+            "self.tok_emb.weight). 값만 복사하면 학습하면서 두 행렬이 따로 움직입니다.",
+            {"idx": idx},
+        )
 
 
 CAUSAL = {

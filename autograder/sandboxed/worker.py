@@ -166,13 +166,24 @@ class DefaultDeviceProbe(TorchFunctionMode):
     scalar tensor mixes with tensors on any device) and a call given a ``generator`` (it draws
     on the generator's device; the code moves the result where it belongs)."""
 
+    def __init__(self):
+        super().__init__()
+        self.failed = None  # the first call on a meta tensor that raised (e.g. reading values)
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func in FACTORIES and kwargs.get("device") is None and kwargs.get("generator") is None:
             out = func(*args, **dict(kwargs, device="meta"))
             if not (isinstance(out, torch.Tensor) and out.dim() == 0):
                 return out
-        return func(*args, **kwargs)
+        try:
+            return func(*args, **kwargs)
+        except Exception:
+            if self.failed is None and any(
+                t.device.type == "meta" for t in flat_tensors([list(args), kwargs])
+            ):
+                self.failed = getattr(func, "__name__", str(func))[:60]
+            raise
 
 
 FACTORIES = _device_constructors()
@@ -286,6 +297,8 @@ class Child:
         result = out.get("value", out.get("output"))
         if any(t.device.type == "meta" for t in flat_tensors(result)):
             return {"stray": "meta"}
+        if out.get("failed_on_meta"):  # an error on a probe tensor, caught by the student's code
+            return {"caught": out["failed_on_meta"]}
         return None
 
     def op_load(self, header, values):
@@ -314,8 +327,9 @@ class Child:
         fn = self.lookup(values["name"])
         args, kwargs = values.get("args", ()), values.get("kwargs", {})
         if probe:
-            with DefaultDeviceProbe():
-                return {"value": fn(*args, **kwargs)}
+            with DefaultDeviceProbe() as mode:
+                value = fn(*args, **kwargs)
+            return {"value": value, "failed_on_meta": mode.failed}
         snap = snapshot(args, kwargs)
         result = fn(*args, **kwargs)
         return {"value": to_result(result), "mutated": mutated(snap)}
@@ -346,13 +360,15 @@ class Child:
         if values.get("forward_seed") is not None:
             manual_seed(values["forward_seed"], device)
         around = DefaultDeviceProbe() if probe else contextlib.nullcontext()
-        with torch.set_grad_enabled(grad), around:
+        with torch.set_grad_enabled(grad), around as mode:
             out = getattr(m, values.get("method") or "forward")(*inputs, **kwargs)
         if probe:
-            return {"output": out}
+            return {"output": out, "failed_on_meta": mode.failed}
         result = {"output": to_result(out), "state": to_result(state), "mutated": mutated(snap)}
         if grad:
             result["grads"] = to_result(gradients(m, inputs, out, values.get("grad_outputs")))
+        if grad and values.get("step_lr") is not None:
+            result["after_step"] = to_result(sgd_step(m, values, inputs, kwargs))
         return result
 
 
@@ -376,6 +392,19 @@ def gradients(m, inputs, out, grad_outputs):
         if isinstance(x, torch.Tensor) and x.grad is not None:
             grads[f"input{i}"] = x.grad
     return grads
+
+
+def sgd_step(m, values, inputs, kwargs):
+    """One plain SGD step (p -= lr * p.grad) over the parameters the module holds, found by
+    nn.Module's own walk (not a method the module may override), then the method again on the
+    same inputs: shared weights (tying) show in this output, whatever the module says of them."""
+    lr = float(values["step_lr"])
+    with torch.no_grad():
+        for p in torch.nn.Module.parameters(m):
+            if p.grad is not None:
+                p -= lr * p.grad.to(p.dtype)
+        inputs = [x.detach() if isinstance(x, torch.Tensor) else x for x in inputs]
+        return getattr(m, values.get("method") or "forward")(*inputs, **kwargs)
 
 
 def manual_seed(seed, device="cpu"):

@@ -1,0 +1,241 @@
+"""Verdicts no submission can fake (autograder/sandboxed/README.md): each piece of evidence the
+judge relies on, shown against code that tries to defeat it, in the real sandbox."""
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from autograder import sandbox as sbx
+from autograder.checking import CheckFailed
+from autograder.judge import Grading, SandboxBackend
+from autograder.policy import CodeFacts, forbidden_ops
+from autograder.seeds import derive_seed, submission_seed
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# ----------------------------------------------------------------------------- source rules
+
+
+def test_forbidden_names_catch_aliases_imports_and_bare_names():
+    src = (
+        "from torch.nn.functional import scaled_dot_product_attention as sdpa\n"
+        "from torch.nn.functional import *\n"
+        "def a(q):\n    return torch.nn.functional.scaled_dot_product_attention(q, q, q)\n"
+        "def b(q):\n    return scaled_dot_product_attention(q, q, q)\n"
+        "def c(q):\n    return getattr(F, 'scaled_dot_product_attention')(q, q, q)\n"
+        "def d(q):\n    return q @ q.mT\n"
+    )
+    facts = CodeFacts([src])
+    names = {"scaled_dot_product_attention"}
+    lines = sorted(line for _, _, line in facts.forbidden(names, {"a", "b", "c", "d"}))
+    assert lines == [1, 4, 6, 8]  # the import at the top counts for every check
+    assert [line for _, _, line in facts.dynamic(set())] == [2]  # import *: cannot follow
+
+
+def test_students_own_names_are_not_forbidden():
+    src = "def softmax(x, dim=-1):\n    return x.exp() / x.exp().sum(dim, keepdim=True)\n"
+    src += "def log_softmax(x):\n    return softmax(x).log()\n"
+    assert CodeFacts([src]).forbidden({"softmax"}, {"softmax", "log_softmax"}) == []
+
+
+def test_dynamic_lookups_fail_closed_but_self_attributes_do_not():
+    src = (
+        "def f(x):\n    return getattr(torch, 'soft' + 'max')(x, -1)\n"
+        "def g(x):\n    return globals()['helper'](x)\n"
+        "class M(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        for r in ('q', 'k'):\n            setattr(self, 'W_' + r, nn.Linear(2, 2))\n"
+        "    def forward(self, x):\n        return getattr(self, 'W_' + 'q')(x)\n"
+    )
+    facts = CodeFacts([src])
+    assert [line for _, _, line in facts.dynamic({"f", "g", "M"})] == [2, 4]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import sys\nsys.modules['__main__'].mutated = lambda s: []",
+        "import gc",
+        "x = ().__class__.__base__.__subclasses__()",
+        "exec('1')",
+        "torch.Tensor.clone = lambda self: self",
+        "F.softmax = lambda x, dim: x",
+        "probe = torch.zeros(1).device.type == 'meta'",
+        "probe = torch.zeros(1).is_meta",
+        "mode = torch.overrides._get_current_function_mode()",
+        "n = torch._C._len_torch_function_stack()",
+        "import ctypes",
+        "f = sys._getframe(1).f_back.f_globals",
+    ],
+)
+def test_tampering_is_recognised(code):
+    assert CodeFacts([code]).tampering(), code
+
+
+def test_plain_solutions_are_not_tampering():
+    src = (REPO / "solutions" / "decoding.py").read_text()
+    src += "\n" + (REPO / "solutions" / "models.py").read_text()
+    assert CodeFacts([src]).tampering() == []
+
+
+def test_unparsable_cell_fails_forbid_items_closed():
+    deep = "x = " + "[" * 400 + "]" * 400
+    grading = Grading(None, None, 1, [deep, "def f(x):\n    return x\n"])
+    grading.students = []
+    with pytest.raises(CheckFailed, match="분석할 수 없습니다"):
+        grading.check_policy(["softmax"])
+    grading.check_policy([])  # no forbid rule: nothing to analyse
+
+
+def test_forbidden_ops_cover_private_entry_points():
+    ops = forbidden_ops(["scaled_dot_product_attention"])
+    assert "_scaled_dot_product_attention_math" in ops
+    assert "_scaled_dot_product_flash_attention_for_cpu" in ops
+    assert {"_softmax", "softmax"} <= set(forbidden_ops(["softmax"]))
+
+
+# ----------------------------------------------------------------------------- in the sandbox
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with sbx.Sandbox(limits=sbx.SandboxLimits(wall_s=20)) as sb:
+        sb.start()
+        yield sb
+
+
+def student(sandbox, cells, forbid=()):
+    grading = Grading(SandboxBackend(sandbox), cells, 7, cells)
+    return grading, grading.student("t", torch.device("cpu"), forbid)
+
+
+def test_blocked_operator_cannot_run_under_any_name(sandbox):
+    cells = [
+        "def a(x):\n    return torch.ops.aten._softmax(x, -1, False)\n"
+        "def b(x):\n    return torch.special.softmax(x, -1)\n"
+        "def c(x):\n    f = getattr(torch, 'soft' + 'max')\n    return f(x, -1)\n"
+        "def d(x):\n    return x.exp() / x.exp().sum(-1, keepdim=True)\n"
+    ]
+    grading, s = student(sandbox, cells, ["softmax"])
+    try:
+        for name in "abc":
+            with pytest.raises(CheckFailed, match=r"aten::\w*softmax"):
+                s.call(name, torch.randn(2, 3))
+        out = s.call("d", torch.randn(2, 3))
+        torch.testing.assert_close(out.sum(-1), torch.ones(2))
+    finally:
+        grading.end_function()
+    grading, s = student(sandbox, cells)  # not forbidden in this check: runs
+    try:
+        assert s.call("a", torch.zeros(1, 2)).tolist() == [[0.5, 0.5]]
+    finally:
+        grading.end_function()
+
+
+def test_in_place_change_is_seen_even_when_the_worker_is_fooled(sandbox):
+    """The worker's own snapshot is blinded (clone returns the tensor itself); the judge still
+    sees the input's bytes change in the shared memory."""
+    cells = [
+        "torch.Tensor.clone = lambda self, *a, **k: self\n"
+        "def f(x, m):\n    x -= 1.0\n    return x * 2\n"
+    ]
+    grading, s = student(sandbox, cells)
+    try:
+        with pytest.raises(CheckFailed, match=r"입력 텐서\(인자 0\).*제자리"):
+            s.call("f", torch.ones(3), torch.zeros(2))
+    finally:
+        grading.end_function()
+
+
+def test_fresh_calls_defeat_a_per_process_memo(sandbox):
+    cells = [
+        "seen = []\ndef draw(seed):\n    seen.append(seed)\n    return torch.tensor(len(seen))\n"
+    ]
+    grading, s = student(sandbox, cells)
+    try:
+        assert [int(s.call("draw", 5)) for _ in range(2)] == [1, 2]
+        assert [int(s.call_fresh("draw", 5)) for _ in range(2)] == [1, 1]
+        assert int(s.call("draw", 5)) == 1  # the function's child was replaced too
+    finally:
+        grading.end_function()
+
+
+def test_probe_detection_by_a_caught_error_fails_and_is_reported(sandbox):
+    cells = [
+        "def f(x):\n    try:\n        torch.zeros(1).tolist()\n        dev = None\n"
+        "    except Exception:\n        dev = x.device\n"
+        "    return x + torch.ones(x.shape, device=dev)\n"
+    ]
+    grading, s = student(sandbox, cells)
+    try:
+        with pytest.raises(CheckFailed, match="오류를 삼키고"):
+            s.call("f", torch.zeros(2))
+        assert any("장치 검사를 감지" in p for p in grading.problems())
+    finally:
+        grading.end_function()
+
+
+def test_sandbox_shows_no_host_path(sandbox):
+    """No /proc of the host's mounts or of bwrap's command line inside the sandbox."""
+    cells = [
+        "import os\n"
+        "def peek():\n"
+        "    out = []\n"
+        "    for p in ('/proc/self/mountinfo', '/proc/1/cmdline', '/proc/self/environ',"
+        " '/proc/1/environ', '/proc/self/cwd'):\n"
+        "        try:\n"
+        "            out.append(open(p, 'rb').read().decode(errors='replace'))\n"
+        "        except OSError as e:\n"
+        "            out.append(type(e).__name__)\n"
+        "    return '\\n'.join(out + sorted(os.listdir('/proc')))\n"
+    ]
+    grading, s = student(sandbox, cells)
+    try:
+        seen = s.call("peek")
+    finally:
+        grading.end_function()
+    assert os.geteuid() == 0, "grading as root hides /proc; tests run as root (make test)"
+    for host in {str(REPO), os.path.realpath(sbx.sys.prefix), str(Path.home())}:
+        assert host not in seen, host
+    assert re.fullmatch(r"(FileNotFoundError\n){5}cpuinfo", seen), seen
+
+
+def test_each_test_function_starts_from_an_empty_scratch_directory(sandbox):
+    fill = [
+        "import os\n"
+        "def fill(n):\n"
+        "    os.makedirs('/tmp/a/b/c', exist_ok=True)\n"
+        "    for i in range(n):\n"
+        "        open(f'/tmp/a/b/c/f{i}', 'w').close()\n"
+        "    os.chmod('/tmp/a/b', 0)\n"
+        "    return n\n"
+        "def look():\n"
+        "    return len(os.listdir('/tmp')) + len(os.listdir('.'))\n"
+    ]
+    grading = Grading(SandboxBackend(sandbox), fill, 7, fill)
+    try:
+        assert grading.student("one", torch.device("cpu")).call("fill", 30_000) == 30_000
+        assert grading.student("two", torch.device("cpu")).call("look") == 1  # its own cwd
+    finally:
+        grading.end_function()
+
+
+def test_two_sandboxes_on_one_machine_never_share_a_uid():
+    a, b = sbx.Sandbox(slot=0), sbx.Sandbox(slot=0)  # same slot, as two engines would ask
+    try:
+        assert a.uid != b.uid and sbx.uid_in_use(a.uid) and sbx.uid_in_use(b.uid)
+    finally:
+        a.__exit__(), b.__exit__()
+    assert not sbx.uid_in_use(a.uid)
+
+
+def test_submission_seed_depends_on_the_code_only():
+    cells = ["def f(x):\n    return x\n"]
+    assert submission_seed(5, "softmax", cells) == submission_seed(5, "softmax", list(cells))
+    assert submission_seed(5, "softmax", cells) != submission_seed(5, "softmax", cells + [""])
+    assert submission_seed(5, "softmax", cells) != submission_seed(6, "softmax", cells)
+    assert submission_seed(5, "softmax", cells) != derive_seed(5, "softmax")
