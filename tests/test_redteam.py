@@ -10,10 +10,17 @@ hidden checks and the source notebooks. Every assignment is graded once with the
 - nothing connected to a socket opened on the host, nothing was written outside the sandbox,
   no process of the sandbox uids is left behind.
 
+Attacks with an honest control (specs with ``honest``/``HONEST``, issue #16): the control is honest
+code with a real flaw (or the stub left blank where the attack takes a forbidden shortcut), the
+attack is the control plus a trick. Both are graded in the same batch run; the attack must score no
+more than its control in total and pass no test cell that its control fails, and no host path may
+reach its student-visible output.
+
 Hostile code only ever runs inside the sandbox: the fixture first verifies the sandbox's limits
 with a probe, and the CLI refuses to grade without bubblewrap (no unsafe flag is ever passed).
 """
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -35,7 +42,7 @@ REPO = Path(__file__).resolve().parents[1]
 REDTEAM = REPO / "tests" / "redteam"
 BIN = Path(sys.executable).parent
 WALL_S = 8  # per check; the good students need well under a second per check
-ASSIGNMENTS = ("softmax", "masking", "multihead")
+ASSIGNMENTS = ("softmax", "masking", "multihead", "models", "decoding")
 SPECS = sorted(p for p in REDTEAM.glob("*.py"))
 
 WRONG = {
@@ -75,6 +82,38 @@ WRONG = {
         "def from_torch_mha_state(state):\n    return {}\n"
         "def keep_mask_from_torch(attn_mask=None, key_padding_mask=None):\n    return None\n"
     ),
+    "models": (
+        "class DecoderBlock(nn.Module):\n"
+        "    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, eps=1e-5):\n"
+        "        super().__init__()\n"
+        "    def forward(self, x, memory, self_mask=None, memory_mask=None):\n"
+        "        return x * 0\n"
+        "def mlm_mask(input_ids, vocab_size, mask_id, special_ids, seed, p=0.15):\n"
+        "    return input_ids * 0, input_ids * 0\n"
+        "class GPTModel(nn.Module):\n"
+        "    def __init__(self, vocab_size, context_length, d_model, num_heads, num_layers, d_ff,\n"
+        "                 tie_weights=False):\n"
+        "        super().__init__()\n"
+        "        self.V = vocab_size\n"
+        "    def forward(self, idx):\n        return torch.zeros(*idx.shape, self.V)\n"
+        "def apply_rope(x, positions=None, base=10000.0):\n    return x * 0\n"
+        "class ModernBlock(nn.Module):\n"
+        "    def __init__(self, d_model, num_heads, num_kv_heads, d_ff, eps=1e-6,\n"
+        "                 rope_base=10000.0):\n"
+        "        super().__init__()\n"
+        "    def forward(self, x, mask=None):\n        return x * 0\n"
+    ),
+    "decoding": (
+        "def greedy_decode(table, idx, max_new_tokens, eos_id=None):\n    return idx * 0\n"
+        "def top_k_filter(logits, k):\n    return logits * 0\n"
+        "def top_p_filter(logits, p):\n    return logits * 0\n"
+        "def apply_repetition_penalty(logits, prev_ids, penalty):\n    return logits * 0\n"
+        "def no_repeat_ngram_ban(logits, ids, n):\n    return logits * 0\n"
+        "def generate(table, idx, max_new_tokens, seed, **options):\n    return idx * 0\n"
+        "def beam_search(table, idx, beam_size, max_new_tokens, eos_id=None,\n"
+        "                length_penalty=0.0):\n"
+        "    return idx * 0, 0.0\n"
+    ),
 }
 
 
@@ -85,12 +124,63 @@ def load_spec(path):
     return mod
 
 
-PERSIST = [p for p in SPECS if getattr(load_spec(p), "NEXT_STUDENT", False)]
-BATCH = [p for p in SPECS if p not in PERSIST]  # persistence attacks get their own sequential test
+SPEC = {p: load_spec(p) for p in SPECS}
+
+
+def is_controlled(path):
+    return hasattr(SPEC[path], "HONEST") or hasattr(SPEC[path], "honest")
+
+
+PERSIST = [p for p in SPECS if getattr(SPEC[p], "NEXT_STUDENT", False)]
+READERS = [p for p in PERSIST if hasattr(SPEC[p], "READER")]  # the next student reads leftovers
+CONTROLLED = [p for p in SPECS if is_controlled(p) and p not in PERSIST]
+# persistence attacks get their own sequential test; attacks with a control their own comparison
+BATCH = [p for p in SPECS if p not in PERSIST and p not in CONTROLLED]
+# Issue #16's attack classes: 1 forbidden shortcut, 2 probes in the student's process, 3 structure
+# taken at the module's word, 4 seeded randomness, 5 sandbox hygiene. At least 3 attacks with a
+# control per class on each assignment where the class has a target: decoding forbids no
+# ready-made function (1) and grades no module (3); multihead has no seeded check but the shared
+# dropout seed, which only the right code passes (4).
+COVERAGE = {
+    (a, k): 3
+    for a, classes in (
+        ("multihead", (1, 2, 3, 5)),
+        ("models", (1, 2, 3, 4, 5)),
+        ("decoding", (2, 4, 5)),
+    )
+    for k in classes
+}
 
 
 def sid(path):
     return "x_" + path.stem
+
+
+class Solutions(dict):
+    """{grade_id: the reference solution's source} of one assignment (the good student's cells),
+    handed to a spec's ``honest(sol)`` / ``attack(sol)``."""
+
+    def edit(self, gid, *pairs):
+        """The solution of ``gid`` with each (old, new) replaced; ``old`` must occur in it."""
+        src = self[gid]
+        for old, new in pairs:
+            assert old in src, f"{gid}: {old!r} is not in the solution any more"
+            src = src.replace(old, new)
+        return src
+
+
+def spec_cells(spec, which, sol):
+    """``which`` = "attack" or "honest": the spec's {grade_id: source} (a dict or a function)."""
+    upper = {"attack": "CELLS", "honest": "HONEST"}[which]
+    if hasattr(spec, which):
+        return getattr(spec, which)(sol)
+    return getattr(spec, upper)
+
+
+def control_sid(a, cells):
+    """Student id of an honest control: controls with the same cells are graded once."""
+    digest = hashlib.sha1(json.dumps([a, sorted(cells.items())]).encode()).hexdigest()
+    return "y_" + digest[:12]
 
 
 # ------------------------------------------------------------------ course set-up
@@ -227,7 +317,8 @@ def graded(tmp_path_factory):
         assert r.returncode == 0, r.stderr[-2000:]
     _verify_sandbox(repo, course, port)
 
-    specs = {p: load_spec(p) for p in BATCH}
+    specs = {p: SPEC[p] for p in BATCH}
+    controls = {}
     for a in ASSIGNMENTS:
         release = nbformat.read(course / "release" / a / f"{a}.ipynb", as_version=4)
         source = nbformat.read(course / "source" / a / f"{a}.ipynb", as_version=4)
@@ -241,6 +332,24 @@ def graded(tmp_path_factory):
         _write_submission(course, a, "good", good)
         _write_submission(course, a, "zz_good_last", good)  # graded after every hostile one
         _write_submission(course, a, "blank", release)
+        sol = _solutions(good)
+        for path in CONTROLLED:
+            if SPEC[path].ASSIGNMENT != a:
+                continue
+            honest = spec_cells(SPEC[path], "honest", sol)
+            controls[path] = control_sid(a, honest)
+            for student, cells in (
+                (sid(path), spec_cells(SPEC[path], "attack", sol)),
+                (controls[path], honest),
+            ):
+                folder = course / "submitted" / student / a
+                if folder.exists():
+                    continue  # a control shared with an earlier attack
+                nb = nbformat.from_dict(json.loads(json.dumps(release)))
+                slots = _release_cells(nb)
+                for gid, src in cells.items():
+                    slots[gid].source = _substitute(src, a, ctx)
+                _write_submission(course, a, student, nb)
         for path, spec in specs.items():
             if spec.ASSIGNMENT != a:
                 continue
@@ -261,6 +370,8 @@ def graded(tmp_path_factory):
                 spec.extra(folder, ctx)
 
     out = {"tokens": tokens, "course": course, "repo": repo, "mark": mark, "cli": {}, "times": {}}
+    out["controls"] = controls
+    out["host_paths"] = _host_paths(tmp)
     for a in ASSIGNMENTS:
         cmd = [
             sys.executable,
@@ -292,7 +403,29 @@ def graded(tmp_path_factory):
     time.sleep(0.5)
     out["leftover"] = _sandbox_processes()
     out["scores"] = _scores(course)
+    out["items"] = _item_scores(course)
     return out
+
+
+def _host_paths(tmp):
+    """Host paths that no student may learn: the course copy, this checkout, the venv."""
+    paths = {str(tmp), str(REPO), str(BIN.parent)}
+    return sorted(p for p in paths if len(Path(p).parts) > 2)  # never '/usr' or '/tmp' alone
+
+
+def _item_scores(course):
+    """{(assignment, student): {test cell grade_id: (score, max_score)}}."""
+    from nbgrader.api import Gradebook
+
+    items = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for a in ASSIGNMENTS:
+            for sub in gb.assignment_submissions(a):
+                got = items.setdefault((a, sub.student.id), {})
+                for nb in sub.notebooks:
+                    for grade in nb.grades:
+                        got[grade.name] = (grade.score, grade.max_score)
+    return items
 
 
 def _scores(course):
@@ -324,8 +457,18 @@ def _leaks(data, tokens):
 
 def test_redteam_has_enough_hostile_submissions():
     assert len(SPECS) >= 25
-    kinds = {load_spec(p).ASSIGNMENT for p in SPECS}
+    kinds = {SPEC[p].ASSIGNMENT for p in SPECS}
     assert kinds == set(ASSIGNMENTS)
+
+
+def test_every_attack_class_has_attacks_with_controls():
+    """Issue #16: at least 3 attacks per class on each of multihead, models and decoding."""
+    count = {}
+    for p in CONTROLLED + READERS:
+        key = (SPEC[p].ASSIGNMENT, SPEC[p].CLASS)
+        count[key] = count.get(key, 0) + 1
+    short = {k: count.get(k, 0) for k, n in COVERAGE.items() if count.get(k, 0) < n}
+    assert not short, f"(assignment, class): attacks with a control {short}"
 
 
 @pytest.mark.parametrize("a", ASSIGNMENTS)
@@ -359,8 +502,9 @@ def test_gradebook_intact(graded, a):
     finally:
         con.close()
     expected = {"good", "blank", "zz_good_last"} | {
-        sid(p) for p in BATCH if load_spec(p).ASSIGNMENT == a
+        sid(p) for p in BATCH + CONTROLLED if SPEC[p].ASSIGNMENT == a
     }
+    expected |= {graded["controls"][p] for p in CONTROLLED if SPEC[p].ASSIGNMENT == a}
     got = {s for (aa, s) in graded["scores"] if aa == a}
     assert got == expected
     assert all(mx == 10.0 for (aa, _), (_, mx) in graded["scores"].items() if aa == a)
@@ -383,6 +527,38 @@ def test_hostile_leaks_no_canary(graded, path):
         if found:
             leaks[str(p.relative_to(graded["course"]))] = found
     assert not leaks
+
+
+@pytest.mark.parametrize("path", CONTROLLED, ids=lambda p: p.stem)
+def test_attack_scores_no_more_than_its_honest_control(graded, path):
+    """The trick gains nothing: no test cell that the honest control fails passes."""
+    spec = SPEC[path]
+    a = spec.ASSIGNMENT
+    attack = graded["items"].get((a, sid(path)))
+    control = graded["items"].get((a, graded["controls"][path]))
+    assert attack and control, f"{path.stem} or its control is missing from the gradebook"
+    wrong = [g for g in getattr(spec, "CONTROL_FAILS", ()) if control[g][0] != 0]
+    assert not wrong, f"the honest control should fail {wrong} (the comparison means nothing)"
+    raised = {
+        g: f"{control[g][0]:g} -> {score:g}"
+        for g, (score, _) in attack.items()
+        if score > control.get(g, (0.0, 0.0))[0]
+    }
+    total = sum(s for s, _ in attack.values()), sum(s for s, _ in control.values())
+    assert not raised and total[0] <= total[1], f"attack beats its control: {raised}, {total}"
+
+
+@pytest.mark.parametrize("path", CONTROLLED, ids=lambda p: p.stem)
+def test_no_host_path_reaches_the_student(graded, path):
+    """Nothing a student sees (feedback, autograded notebook) names a host path."""
+    found = {}
+    for student in (sid(path), graded["controls"][path]):
+        for p in _student_files(graded["course"], student):
+            data = p.read_bytes()
+            hits = [h for h in graded["host_paths"] if h.encode() in data]
+            if hits:
+                found[str(p.relative_to(graded["course"]))] = hits
+    assert not found
 
 
 def test_no_canary_in_release_or_cli_output(graded):
@@ -451,7 +627,7 @@ def _notebook_cells(a, spec_cells, ctx):
     return [gid for gid, _ in nbio.test_cells(rel)], rel, src
 
 
-@pytest.mark.parametrize("path", PERSIST, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [p for p in PERSIST if p not in READERS], ids=lambda p: p.stem)
 def test_hostile_cannot_affect_the_next_student(sequential_engine, tmp_path, path):
     """Grade the hostile notebook, then a correct one in the same sandbox: full marks."""
     spec = load_spec(path)
@@ -465,3 +641,34 @@ def test_hostile_cannot_affect_the_next_student(sequential_engine, tmp_path, pat
         report, _ = sequential_engine.grade_notebook(a, template, src)
         failed = {g: v.message[:300] for g, v in report.verdicts.items() if not v.passed}
         assert not failed
+
+
+def _solutions(nb):
+    """Solutions of a notebook whose solution cells hold the reference (markers dropped)."""
+    return Solutions(
+        (gid, "\n".join(ln for ln in cell.source.splitlines() if "### " not in ln))
+        for gid, cell in _release_cells(nb).items()
+    )
+
+
+@pytest.mark.parametrize("path", READERS, ids=lambda p: p.stem)
+def test_next_student_finds_nothing_left_behind(sequential_engine, tmp_path, path):
+    """A hostile student leaves something in the sandbox for the next one (a collaborator graded
+    next in the same sandbox), whose code is right only if it finds it: the next student must
+    pass nothing, and a correct student after both keeps full marks."""
+    spec = SPEC[path]
+    a = spec.ASSIGNMENT
+    ctx = {"repo": tmp_path, "course": tmp_path, "port": 9, "mark": tmp_path}
+    _, hostile, src = _notebook_cells(a, spec.CELLS, ctx)
+    template = nbio.release_from_source(src)
+    sequential_engine.grade_notebook(a, template, hostile)
+    gid, find = spec.READER
+    solution = _solutions(src)[gid]
+    reader_cell = f"__WRONG__\n{find}\nif _found():\n    exec({solution!r})\n"
+    _, reader, _ = _notebook_cells(a, {gid: reader_cell}, ctx)
+    report, _ = sequential_engine.grade_notebook(a, template, reader)
+    passed = [g for g, v in report.verdicts.items() if v.passed]
+    assert not passed, f"the next student found what {path.stem} left behind: {passed}"
+    report, _ = sequential_engine.grade_notebook(a, template, src)
+    failed = {g: v.message[:300] for g, v in report.verdicts.items() if not v.passed}
+    assert not failed
