@@ -81,6 +81,7 @@ DYNAMIC_NAME_ARG = {"getattr", "setattr", "hasattr", "delattr"}
 TAMPER_MODULES = {"gc", "inspect", "ctypes", "builtins", "importlib", "types", "signal"}
 TAMPER_MODULES |= {"resource", "threading", "multiprocessing", "subprocess", "socket", "mmap"}
 TAMPER_MODULES |= {"weakref", "traceback", "faulthandler", "atexit", "marshal", "pickle"}
+TAMPER_MODULES |= {"__main__", "worker", "wire", "autograder", "site", "runpy", "code"}
 TAMPER_ATTRS = {
     "modules",  # sys.modules
     "_getframe",

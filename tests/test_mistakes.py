@@ -48,34 +48,51 @@ def with_cell(nb, grade_id, source):
     return out
 
 
-@pytest.fixture(scope="module")
-def engine():
-    engine = Engine(jobs=2, assignments=list(SUITES))
-    yield engine
-    engine.close()
+# run seeds: the first decides the tests below; all five must give the same per-item verdicts
+SEEDS = (1, 2, 3, 4, 5)
+
+
+def notebooks():
+    """{(assignment, name): (template, notebook)}: the source notebook ('source'), the release
+    stub ('release') and every mistake of every suite."""
+    out = {}
+    for assignment, suite in SUITES.items():
+        src = source_notebook(assignment)
+        template = nbio.release_from_source(src)
+        out[assignment, "source"] = template, src
+        out[assignment, "release"] = template, template
+        for m in suite.MISTAKES:
+            out[assignment, m["name"]] = template, with_cell(src, m["cell"], m["source"])
+    return out
 
 
 @pytest.fixture(scope="module")
-def graded(engine):
-    """graded(assignment) -> {mistake name, 'source' or 'release': Report}; every notebook of
-    an assignment is submitted at once (graded in parallel) the first time it is asked for."""
-    done = {}
+def graded_under():
+    """graded_under(run_seed) -> {(assignment, name): Report}: every notebook graded at once
+    (in parallel) by an engine with that run seed, the first time it is asked for."""
+    todo, done = notebooks(), {}
 
-    def get(assignment):
-        if assignment not in done:
-            src = source_notebook(assignment)
-            template = nbio.release_from_source(src)
-            notebooks = {"source": src, "release": template}
-            for m in SUITES[assignment].MISTAKES:
-                notebooks[m["name"]] = with_cell(src, m["cell"], m["source"])
-            futures = {
-                name: engine.submit_notebook(assignment, template, nb)[0]
-                for name, nb in notebooks.items()
-            }
-            done[assignment] = {name: f.result() for name, f in futures.items()}
-        return done[assignment]
+    def get(seed):
+        if seed not in done:
+            engine = Engine(jobs=2, assignments=list(SUITES), run_seed=seed)
+            try:
+                futures = {
+                    key: engine.submit_notebook(key[0], template, nb)[0]
+                    for key, (template, nb) in todo.items()
+                }
+                done[seed] = {key: f.result() for key, f in futures.items()}
+            finally:
+                engine.close()
+        return done[seed]
 
     return get
+
+
+@pytest.fixture(scope="module")
+def graded(graded_under):
+    """graded(assignment) -> {mistake name, 'source' or 'release': Report} (first run seed)."""
+    runs = graded_under(SEEDS[0])
+    return lambda assignment: {name: r for (a, name), r in runs.items() if a == assignment}
 
 
 @pytest.mark.parametrize("assignment", list(SUITES))
@@ -114,3 +131,42 @@ def test_mistake_loses_points(graded, assignment, mistake):
     assert failed == set(mistake["fails"]), messages
     target = verdicts[mistake["fails"][0]]
     assert mistake["says"] in target.message, target.message
+
+
+def test_verdicts_do_not_depend_on_the_run_seed(graded_under):
+    """Every notebook gets the same per-item verdicts under five run seeds: a check that
+    catches a mistake only for some inputs must draw enough of them to catch it every time."""
+    runs = [graded_under(seed) for seed in SEEDS]
+    unstable = {}
+    for key in runs[0]:
+        seen = [{gid: v.passed for gid, v in run[key].verdicts.items()} for run in runs]
+        if any(s != seen[0] for s in seen):
+            unstable["/".join(key)] = {
+                gid: [s.get(gid) for s in seen]
+                for gid in seen[0]
+                if len({s.get(gid) for s in seen}) > 1
+            }
+    assert not unstable, unstable
+
+
+def test_regrade_reproduces_verdicts_and_messages(tmp_path, monkeypatch):
+    """Default settings (the grader secret as run seed): the same notebooks graded by two
+    engines get byte-identical verdicts and feedback messages."""
+    monkeypatch.setenv("AUTOGRADER_SECRET_FILE", str(tmp_path / "secret"))
+    todo = {key: value for key, value in notebooks().items() if key[0] == "decoding"}
+    runs = []
+    for _ in range(2):
+        engine = Engine(jobs=2, assignments=["decoding"])
+        try:
+            futures = {k: engine.submit_notebook(k[0], t, nb)[0] for k, (t, nb) in todo.items()}
+            runs.append(
+                {
+                    k: [(v.grade_id, v.outcome, v.message) for v in f.result().verdicts.values()]
+                    for k, f in futures.items()
+                }
+            )
+        finally:
+            engine.close()
+    assert (tmp_path / "secret").stat().st_mode & 0o077 == 0  # the secret is the owner's
+    assert runs[0] == runs[1]
+    assert any(m for verdicts in runs[0].values() for _, _, m in verdicts)  # messages compared

@@ -69,6 +69,8 @@ def test_dynamic_lookups_fail_closed_but_self_attributes_do_not():
         "mode = torch.overrides._get_current_function_mode()",
         "n = torch._C._len_torch_function_stack()",
         "import ctypes",
+        "import __main__\n__main__.mutated = lambda snap: []",
+        "from wire import encode",
         "f = sys._getframe(1).f_back.f_globals",
     ],
 )

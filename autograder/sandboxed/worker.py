@@ -212,18 +212,37 @@ def block_operators(bases):
     import ctypes
     import warnings
 
-    wanted = set(bases)
     lib = torch._C._dispatch_library("IMPL", "aten", "", "<grader>", 0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "Overriding a previously registered kernel"
-        for full in torch._C._dispatch_get_all_op_names():
-            ns, _, name = full.partition("::")
-            if ns != "aten" or name.split(".")[0] not in wanted:
-                continue
-            for key in BLOCK_KEYS:
-                if torch._C._dispatch_has_kernel_for_dispatch_key(full, key):
-                    lib.impl(name, key, _blocked(name), False)
+        for full in [f for b in bases for f in aten_overloads().get(b, ())]:
+            name = full.partition("::")[2]
+            for key in kernel_keys(full):
+                lib.impl(name, key, _blocked(name), False)
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(lib))
+
+
+@functools.cache
+def aten_overloads():
+    """{aten base name: ['aten::name.overload', ...]} (the zygote builds it once)."""
+    out = {}
+    for full in torch._C._dispatch_get_all_op_names():
+        ns, _, name = full.partition("::")
+        if ns == "aten":
+            out.setdefault(name.split(".")[0], []).append(full)
+    return out
+
+
+@functools.cache
+def kernel_keys(full):
+    """The BLOCK_KEYS for which operator ``full`` has a kernel."""
+    has = torch._C._dispatch_has_kernel_for_dispatch_key
+    return [key for key in BLOCK_KEYS if has(full, key)]
+
+
+# operators that checks forbid today (see autograder/policy.py): the zygote looks up their
+# kernels once, so blocking them costs each child only the registrations
+LIKELY_BLOCKED = ("softmax", "attention", "norm", "nll", "cross_entropy", "logsumexp")
 
 
 def _blocked(name):
@@ -341,11 +360,13 @@ class Child:
         m = cls(**values.get("init_kwargs", {}))
         if not isinstance(m, torch.nn.Module):
             raise TypeError(f"{values['name']}(...) is not a torch.nn.Module")
-        state = None if probe else {k: v.detach().clone() for k, v in m.state_dict().items()}
-        m = m.to(device)
+        # nn.Module's own methods, not overrides: what the module holds, not what it says
+        base = torch.nn.Module
+        state = None if probe else {k: v.detach().clone() for k, v in base.state_dict(m).items()}
+        base.to(m, device)
         if values.get("state_dict") is not None:
-            m.load_state_dict(values["state_dict"], strict=True)
-        m.train(bool(values.get("train", False)))
+            base.load_state_dict(m, values["state_dict"], strict=True)
+        base.train(m, bool(values.get("train", False)))
         grad = bool(values.get("grad", False)) and not probe
         inputs = list(values.get("inputs", ()))
         kwargs = values.get("input_kwargs", {})
@@ -534,6 +555,10 @@ def warm_up():
     y = torch.nn.functional.linear(x / 2.0, torch.ones(4, 3)).softmax(-1)
     y = torch.where(y > 0, y.exp() - y.amax(-1, keepdim=True), y).masked_fill(y < 0, 0.0)
     y.sum().backward()
+    for base, overloads in aten_overloads().items():
+        if any(word in base for word in LIKELY_BLOCKED):
+            for full in overloads:
+                kernel_keys(full)
 
 
 def cpu_build_seeding():
