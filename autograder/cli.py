@@ -228,9 +228,6 @@ def summary(assignment, coursedir, seconds, engine, gradebook, not_written=()):
             f"{', '.join(sorted(not_written))} (제출 폴더에 .ipynb 파일이 하나도 없거나 nbgrader가 "
             "실패했습니다; 위의 nbgrader 오류를 확인하세요)"
         )
-    lines.append(
-        f"run seed: {engine.run_seed} (같은 검사 입력으로 다시 채점: --run-seed {engine.run_seed})"
-    )
     lines.append(f"gradebook: {gradebook}   notebooks: {coursedir.root}/autograded")
     lines.append(f"next: nbgrader generate_feedback {assignment}; nbgrader export")
     return "\n".join(lines)

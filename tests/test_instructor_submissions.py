@@ -52,10 +52,14 @@ def run(cmd, cwd, ok=True, timeout=300, **kw):
 GRADE = [sys.executable, "-m", "autograder", "grade", "demo", "--jobs", "2", "--quiet"]
 
 
-def make_course(root, config=""):
+def make_course(root, config="", before=()):
+    """The fixture course at ``root`` with ``config`` appended to its nbgrader_config.py, the
+    nbgrader commands ``before`` run, then `demo` generated -> its release notebook (JSON)."""
     shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("__pycache__", ".canary-*"))
     with open(root / "nbgrader_config.py", "a") as f:
         f.write(f"c.SandboxLimits.wall_s = 4.0\n{config}")
+    for args in before:
+        run([str(BIN / "nbgrader"), *args], root)
     run([str(BIN / "nbgrader"), "generate_assignment", "demo", "--force"], root)
     return json.loads((root / "release/demo/demo.ipynb").read_text())
 

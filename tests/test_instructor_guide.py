@@ -1,0 +1,78 @@
+"""docs/instructor_guide.md tested as written: its snippets are read from the guide and run.
+
+The fixture course (assignment `demo`) stands in for exercises/; a snippet's assignment name
+`softmax` becomes `demo`.
+"""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_cluster import postgres  # noqa: F401 (fixture: a throw-away PostgreSQL server)
+from test_instructor_submissions import GOOD, filled, make_course, put
+
+REPO = Path(__file__).resolve().parents[1]
+GUIDE = REPO / "docs" / "instructor_guide.md"
+BIN = Path(sys.executable).parent
+GRADE = [sys.executable, "-m", "autograder", "grade", "demo", "--jobs", "1", "--quiet"]
+
+
+def guide_blocks(lang):
+    """The guide's fenced code blocks of language ``lang``, in order."""
+    text = GUIDE.read_text(encoding="utf-8")
+    return re.findall(rf"^```{lang}\n(.*?)^```", text, re.S | re.M)
+
+
+def guide_block(lang, contains):
+    blocks = [b for b in guide_blocks(lang) if contains in b]
+    assert len(blocks) == 1, (contains, len(blocks))
+    return blocks[0]
+
+
+def run(cmd, cwd, ok=True, **kw):
+    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600, **kw)
+    assert (r.returncode == 0) == ok, r.stdout[-3000:] + r.stderr[-3000:]
+    return r
+
+
+@pytest.mark.slow
+def test_due_date_first_and_extension_snippet_on_postgresql(postgres, tmp_path):  # noqa: F811
+    """Due date imported before generate_assignment (max_score stays 5), a late submission
+    penalised, the guide's extension snippet run as written against PostgreSQL, the student
+    regraded without the penalty."""
+    from nbgrader.api import Gradebook
+
+    root = tmp_path / "course"
+    config = f'c.CourseDirectory.db_url = "{postgres}"\n'
+    config += 'c.LateSubmissionPlugin.penalty_method = "zero"\n'
+    (tmp_path / "assignments.csv").write_text(
+        "name,duedate\ndemo,2026-03-22 23:59:59 Asia/Seoul\n", encoding="utf-8"
+    )
+    release = make_course(
+        root, config, before=[["db", "assignment", "import", "../assignments.csv"]]
+    )
+    put(root, "kim", "demo.ipynb", filled(release, GOOD))
+    put(root, "kim", "timestamp.txt", "2026-03-23 10:00:00 UTC")  # 19 hours late
+    out = run(GRADE, root).stdout
+    assert "지각 감점 1명: kim -5" in out
+    with Gradebook(postgres) as gb:
+        assert gb.find_assignment("demo").max_score == 5
+    snippet = guide_block("bash", "grant_extension")
+    python_code = re.search(r'python -c "\n(.*?)\n"', snippet, re.S).group(1)
+    run([sys.executable, "-c", python_code.replace("softmax", "demo")], root)
+    regrade = snippet.splitlines()[-1].replace("../.venv/bin/python", sys.executable)
+    out = run(regrade.replace("softmax", "demo").split(), root).stdout
+    assert "지각 감점 1명" not in out and "만점 1명" in out
+    with Gradebook(postgres) as gb:
+        sub = gb.find_submission("demo", "kim")
+        assert sub.late_submission_penalty == 0 and sub.score == 5
+
+
+def test_students_are_never_told_to_run_make_book():
+    text = GUIDE.read_text(encoding="utf-8")
+    for sentence in re.split(r"(?<=[.다])\s", text):
+        if "학생" in sentence and "make book" in sentence:
+            assert "학생은 쓰지 않" in sentence or "쓰지 않습니다" in sentence, sentence
+    assert "requirements-student.txt" in text
