@@ -5,6 +5,7 @@ The fixture course (assignment `demo`) stands in for exercises/; a snippet's ass
 """
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,8 @@ from test_instructor_submissions import GOOD, filled, make_course, put
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDE = REPO / "docs" / "instructor_guide.md"
+FIXTURES = REPO / "tests" / "fixtures"
+FIXTURE = FIXTURES / "grader_course"
 BIN = Path(sys.executable).parent
 GRADE = [sys.executable, "-m", "autograder", "grade", "demo", "--jobs", "1", "--quiet"]
 
@@ -76,3 +79,27 @@ def test_students_are_never_told_to_run_make_book():
         if "학생" in sentence and "make book" in sentence:
             assert "학생은 쓰지 않" in sentence or "쓰지 않습니다" in sentence, sentence
     assert "requirements-student.txt" in text
+
+
+@pytest.mark.parametrize("lms, marker", [("moodle", "assignsubmission"), ("canvas", "LATE_")])
+def test_lms_exports_are_collected_with_the_guides_settings(tmp_path, lms, marker):
+    """The guide's FileNameCollectorPlugin setting for each LMS, on a zip holding files under
+    the names that LMS exports (tests/fixtures/lms/<lms>.txt), with `nbgrader zip_collect`."""
+    import zipfile
+
+    root = tmp_path / "course"
+    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("__pycache__", ".canary-*"))
+    with open(root / "nbgrader_config.py", "a", encoding="utf-8") as f:
+        f.write(guide_block("python", marker))
+    lines = (FIXTURES / "lms" / f"{lms}.txt").read_text(encoding="utf-8").splitlines()
+    names = [line.split("\t") for line in lines]
+    archive = root / "downloaded" / "demo" / "archive"
+    archive.mkdir(parents=True)
+    with zipfile.ZipFile(archive / "submissions.zip", "w") as z:
+        for path, _ in names:
+            z.writestr(path.replace("softmax", "demo"), '{"cells": []}')
+    run([str(BIN / "nbgrader"), "zip_collect", "demo"], root)
+    for path, student in names:
+        stem = Path(path).name.replace("softmax", "demo")
+        wanted = "demo (1).ipynb" if "(1)" in stem else "demo.ipynb"
+        assert (root / "submitted" / student / "demo" / wanted).is_file(), (path, student)
