@@ -35,3 +35,12 @@ def test_chapter9_accuracies_show_their_counts(built_book):
     assert len(found) >= 8, found  # greedy, then greedy, two beams and five samplers
     for value, right, total in found:
         assert float(value) == pytest.approx(int(right) / int(total), abs=5e-5)
+
+
+def test_float16_softmax_demo_shows_float32_accumulation(built_book):
+    """1.2's box says a float16 accumulator stalls at 2048 while torch.softmax, which adds in
+    float32, gives the exact 1/4096 for 4096 equal scores."""
+    out = _outputs((built_book / "book" / "01_softmax.html").read_text(encoding="utf-8"))
+    assert re.search(r"float16으로 더한 분모: 2048\.0\s+float32로 더한 분모: 4096\.0", out), out
+    m = re.search(r"torch\.softmax\(float16\)의 확률: ([\d.e-]+)\s+합: ([\d.]+)", out)
+    assert m and float(m.group(1)) == 1 / 4096 and float(m.group(2)) == pytest.approx(1.0)
