@@ -103,3 +103,26 @@ def test_lms_exports_are_collected_with_the_guides_settings(tmp_path, lms, marke
         stem = Path(path).name.replace("softmax", "demo")
         wanted = "demo (1).ipynb" if "(1)" in stem else "demo.ipynb"
         assert (root / "submitted" / student / "demo" / wanted).is_file(), (path, student)
+
+
+def test_exchange_setup_is_one_command_and_the_round_trip_works(tmp_path):
+    """The guide's exchange command (on a temporary folder instead of /usr/local/share), then
+    release_assignment, a student's fetch_assignment and submit, and collect."""
+    command = guide_block("bash", "nbgrader/exchange").split("#")[0].split()
+    assert command[0] == "sudo" and len([ln for ln in command if ln == "install"]) == 1
+    exchange = tmp_path / "exchange"
+    run([*command[1:-1], str(exchange)], tmp_path)
+    assert oct(exchange.stat().st_mode & 0o7777) == "0o1777"
+    root = tmp_path / "course"
+    make_course(root, f'c.Exchange.root = "{exchange}"\n')
+    nbgrader = str(BIN / "nbgrader")
+    run([nbgrader, "release_assignment", "demo"], root)
+    student = tmp_path / "student"
+    student.mkdir()
+    flags = [f"--Exchange.root={exchange}", "--CourseDirectory.course_id=grader-fixture"]
+    run([nbgrader, "fetch_assignment", "demo", *flags], student)
+    assert (student / "demo" / "demo.ipynb").is_file()
+    run([nbgrader, "submit", "demo", *flags], student)
+    run([nbgrader, "collect", "demo"], root)
+    collected = list((root / "submitted").glob("*/demo/demo.ipynb"))
+    assert len(collected) == 1 and (collected[0].parent / "timestamp.txt").is_file()
