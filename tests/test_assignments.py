@@ -110,9 +110,9 @@ def scores(db, assignment):
 
 @pytest.mark.slow
 def test_every_assignment_through_nbgrader(tmp_path):
-    """generate_assignment -> batch command over all nine -> stock `nbgrader autograde`: the
-    source notebook gets 10 points, the release notebook 0, with both; no release notebook holds
-    a line of a solution region."""
+    """generate_assignment -> batch command over all nine -> stock `nbgrader autograde` (on one):
+    the source notebook gets 10 points, the release notebook 0, with both; no release notebook
+    holds a line of a solution region."""
     course = tmp_path / "course"
     shutil.copytree(SOURCE, course / "source", ignore=shutil.ignore_patterns(".ipynb_*"))
     shutil.copy(REPO / "exercises" / "nbgrader_config.py", course)
@@ -141,7 +141,11 @@ def test_every_assignment_through_nbgrader(tmp_path):
     db = course / "gradebook.db"
     for a in ASSIGNMENTS:
         assert scores(db, a) == {"ref": 10.0, "blank": 0.0}, (a, failures(course, "ref", a))
-    for a in ASSIGNMENTS:  # the stock command, same configuration, same scores
+    # the stock command, same configuration, same scores: on the assignment with the most test
+    # cells (its path through nbgrader is the same for all nine, and each run starts its own
+    # judge: ~9 s per assignment on 2 cores; tests/test_instructor_submissions.py and the
+    # round trip in test_engine.py check the stock command on broken submissions)
+    for a in ["decoding"]:
         run([str(BIN / "nbgrader"), "autograde", a, "--force"])
         assert scores(db, a) == {"ref": 10.0, "blank": 0.0}, (a, failures(course, "ref", a))
 
