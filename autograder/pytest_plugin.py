@@ -172,10 +172,14 @@ def pytest_runtest_makereport(item, call):
         grading = current or item.config.stash[INSTRUCTOR].get(assignment_of(item))
         if grading is not None and outcome == "failed":
             message += grading.note()
-        if RESULT not in item.stash:  # the first failure (call before teardown) is the verdict
+        # the first failure is the verdict, except that a policy failure found after the test
+        # (a forbidden function, tampering: autograder/policy.py) names the root cause
+        if RESULT not in item.stash or call.when == "teardown":
             item.stash[RESULT] = (outcome, message)
         key = (assignment_of(item), item.originalname)
-        item.config.stash[SUMMARY].setdefault(key, [outcome, f"[{item.name}] {message}"])
+        first = item.config.stash[SUMMARY].setdefault(key, [outcome, message, item.name])
+        if first[2] == item.name:
+            first[:2] = item.stash[RESULT]
     return report
 
 
@@ -217,7 +221,8 @@ def pytest_terminal_summary(terminalreporter, config):
         if "student" in i.fixturenames
     )
     for key in keys:
-        outcome, message = config.stash[SUMMARY].get(key, ["passed", ""])
+        outcome, message, name = config.stash[SUMMARY].get(key, ["passed", "", None])
+        message = f"[{name}] {message}" if name else message
         terminalreporter.write_line(f"{key[1]}: {outcome.upper()}")
         for line in message.splitlines():
             terminalreporter.write_line("    " + line)

@@ -52,9 +52,10 @@ def with_cell(nb, grade_id, source):
 SEEDS = (1, 2, 3, 4, 5)
 
 
-def notebooks():
+def notebooks(redteam=False):
     """{(assignment, name): (template, notebook)}: the source notebook ('source'), the release
-    stub ('release') and every mistake of every suite."""
+    stub ('release') and every mistake of every suite; with ``redteam``, also every hostile
+    submission of tests/redteam/ that is made of solution cells, and its honest control."""
     out = {}
     for assignment, suite in SUITES.items():
         src = source_notebook(assignment)
@@ -63,6 +64,33 @@ def notebooks():
         out[assignment, "release"] = template, template
         for m in suite.MISTAKES:
             out[assignment, m["name"]] = template, with_cell(src, m["cell"], m["source"])
+    return {**out, **redteam_notebooks()} if redteam else out
+
+
+def redteam_notebooks():
+    """{(assignment, 'redteam:<spec>' or 'redteam:<spec>:honest'): (template, notebook)}, built
+    the way tests/test_redteam.py builds them (its placeholders point nowhere useful here)."""
+    rt = load(REPO / "tests" / "test_redteam.py")
+    ctx = {"repo": REPO, "course": REPO / "exercises", "port": 9, "mark": REPO / "no-such-dir"}
+    out = {}
+    for path, spec in rt.SPEC.items():
+        a = spec.ASSIGNMENT
+        if a not in SUITES or any(hasattr(spec, k) for k in ("build", "extra", "SYMLINK")):
+            continue
+        src = source_notebook(a)
+        template = nbio.release_from_source(src)
+        sol = rt.Solutions(
+            (nbio.grade_id(c), "\n".join(ln for ln in c.source.splitlines() if "### " not in ln))
+            for c in src.cells
+            if nbio.is_solution(c)
+        )
+        kinds = ["attack", "honest"] if rt.is_controlled(path) else ["attack"]
+        for kind in kinds:
+            nb = copy.deepcopy(template)
+            for gid, code in rt.spec_cells(spec, kind, sol).items():
+                nb = with_cell(nb, gid, rt._substitute(code, a, ctx))
+            name = f"redteam:{path.stem}" + (":honest" if kind == "honest" else "")
+            out[a, name] = template, nb
     return out
 
 
@@ -70,7 +98,7 @@ def notebooks():
 def graded_under():
     """graded_under(run_seed) -> {(assignment, name): Report}: every notebook graded at once
     (in parallel) by an engine with that run seed, the first time it is asked for."""
-    todo, done = notebooks(), {}
+    todo, done = notebooks(redteam=True), {}
 
     def get(seed):
         if seed not in done:
@@ -90,7 +118,8 @@ def graded_under():
 
 @pytest.fixture(scope="module")
 def graded(graded_under):
-    """graded(assignment) -> {mistake name, 'source' or 'release': Report} (first run seed)."""
+    """graded(assignment) -> {mistake name, 'source' or 'release': Report} (first run seed;
+    the red-team notebooks are graded along, for the run-seed test)."""
     runs = graded_under(SEEDS[0])
     return lambda assignment: {name: r for (a, name), r in runs.items() if a == assignment}
 
@@ -134,8 +163,9 @@ def test_mistake_loses_points(graded, assignment, mistake):
 
 
 def test_verdicts_do_not_depend_on_the_run_seed(graded_under):
-    """Every notebook gets the same per-item verdicts under five run seeds: a check that
-    catches a mistake only for some inputs must draw enough of them to catch it every time."""
+    """Every notebook (mistakes, controls, red-team attacks and their honest controls) gets the
+    same per-item verdicts under five run seeds: a check that catches a mistake only for some
+    inputs must draw enough of them to catch it every time."""
     runs = [graded_under(seed) for seed in SEEDS]
     unstable = {}
     for key in runs[0]:

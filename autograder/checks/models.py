@@ -23,6 +23,7 @@ import torch
 
 from autograder.checking import (
     HALF_TOL,
+    CheckFailed,
     assert_close,
     expect_device,
     expect_tensor,
@@ -42,6 +43,11 @@ READY_MADE = (
 )
 TOL = {"rtol": 1e-4, "atol": 1e-5}
 TIE_STEP_LR = 0.01  # one SGD step on sum(logits): tied and untied weights move apart
+TIE_HINT = (
+    "tie_weights=True 이면 lm_head.weight 와 tok_emb.weight 는 같은 Parameter 여야 합니다 "
+    "(self.lm_head.weight = self.tok_emb.weight): 그래디언트는 두 쓰임의 합이고, 값만 복사하거나 "
+    "저장 공간(.data)만 나누면 두 행렬이 따로 학습됩니다."
+)
 TIE_RTOL = 1e-2  # of the reference's move: rounding is ~1e-5 of it, an untied model ~1
 GRAD_RTOL = 1e-4  # gradients: also the absolute tolerance, as a fraction of max |g|
 
@@ -519,7 +525,10 @@ def test_gpt_model(student, rng, device, case):
     assert_close(got, expected, what=what, inputs={"idx": idx}, **TOL)
     if tied:
         check_tied_step(out["after_step"] - got, model, expected, idx, what)
-        compare_grads(out["grads"], model, expected, {}, what, {"idx": idx})
+        try:
+            compare_grads(out["grads"], model, expected, {}, what, {"idx": idx})
+        except CheckFailed as e:
+            fail(f"{e}\n{TIE_HINT}")
 
 
 def check_tied_step(moved, model, output, idx, what):
@@ -541,9 +550,7 @@ def check_tied_step(moved, model, output, idx, what):
         fail(
             f"{what}: 학습 한 단계(SGD, lr={TIE_STEP_LR}) 뒤 로짓이 움직인 양이 가중치를 묶은 "
             f"모델과 다릅니다 (차이 최대 {float(error):.3g}, 움직인 양 최대 "
-            f"{float(expected.abs().max()):.3g}). tie_weights=True 이면 lm_head.weight 와 "
-            "tok_emb.weight 는 같은 Parameter 여야 합니다 (self.lm_head.weight = "
-            "self.tok_emb.weight). 값만 복사하면 학습하면서 두 행렬이 따로 움직입니다.",
+            f"{float(expected.abs().max()):.3g}). {TIE_HINT}",
             {"idx": idx},
         )
 
