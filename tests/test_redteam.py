@@ -30,6 +30,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -664,7 +665,10 @@ def test_next_student_finds_nothing_left_behind(sequential_engine, tmp_path, pat
     sequential_engine.grade_notebook(a, template, hostile)
     gid, find = spec.READER
     solution = _solutions(src)[gid]
-    reader_cell = f"__WRONG__\n{find}\nif _found():\n    exec({solution!r})\n"
+    # right only when _found(): the reference, then the wrong definitions again unless found
+    # (no exec: a policy that fails hidden code must not be what stops the reader)
+    wrong = textwrap.indent(WRONG[a], "    ")
+    reader_cell = f"{find}\n{solution}\nif not _found():\n{wrong}\n"
     _, reader, _ = _notebook_cells(a, {gid: reader_cell}, ctx)
     report, _ = sequential_engine.grade_notebook(a, template, reader)
     passed = [g for g, v in report.verdicts.items() if v.passed]
