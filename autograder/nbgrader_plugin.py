@@ -171,6 +171,14 @@ class RobustExporter(NotebookExporter):
             self._validate_preprocessor(nb, preprocessor)
         return nb, resources
 
+    def _ours(self, folder, meta):
+        """True for the folder autograded/<student>/<assignment>/ that the sanitize step wrote."""
+        coursedir = CourseDirectory(config=self.config)
+        ours = coursedir.format_path(
+            coursedir.autograded_directory, meta["student"], meta["assignment"]
+        )
+        return Path(folder).resolve() == Path(ours).resolve()
+
     def from_filename(self, filename, resources=None, **kw):
         """Read a submission with :meth:`Course.submission` (a renamed file found, problems in
         ``resources["autograder_problems"]`` for RebuildSubmission), or, in the autograde step,
@@ -184,20 +192,19 @@ class RobustExporter(NotebookExporter):
         resources["metadata"]["name"] = os.path.splitext(basename)[0]
         resources["metadata"]["path"] = path
         meta = resources.get("nbgrader", {})
-        course = _course(self.config)
-        submitted = "student" in meta and Path(path) == course.submitted_folder(
-            meta["assignment"], meta["student"]
-        )
-        if submitted:
-            limits = nbio.SubmissionLimits(parent=self)
-            nb, problems = course.submission(
-                meta["assignment"], meta["student"], meta["notebook"], max_bytes=limits.max_bytes
+        max_bytes = nbio.SubmissionLimits(parent=self).max_bytes
+        if "student" not in meta:  # not called by an nbgrader converter: a plain untrusted file
+            nb, problems = nbio.read_submission(filename, max_bytes)
+        elif not self._ours(path, meta):  # fail closed: all but our own output is untrusted
+            nb, problems = _course(self.config).submission(
+                meta["assignment"], meta["student"], meta["notebook"], max_bytes=max_bytes
             )
-            for p in problems:
-                self.log.warning("%s: %s", filename, p)
-            resources["autograder_problems"] = problems
         else:
-            nb = nbformat.read(filename, as_version=4)
+            nb, problems = nbformat.read(filename, as_version=4), []
+        for p in problems:
+            self.log.warning("%s: %s", filename, p)
+        if problems:
+            resources["autograder_problems"] = problems
         mtime = os.path.getmtime(filename) if os.path.exists(filename) else 0
         mtime = datetime.datetime.fromtimestamp(mtime, tz=datetime.UTC)
         resources["metadata"]["modified_date"] = mtime.strftime("%B %-d, %Y")
