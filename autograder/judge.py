@@ -101,6 +101,7 @@ class Student:
         self._session = session
         self._named_forbidden = named or str  # () -> "`torch.softmax` (셀 1, 3행): " or ""
         self.suspicions = []  # runtime signs of tampering, for Report.problems
+        self._rng_check = False  # call_fresh: the call may not draw from the global generator
         self.device = torch.device(device)
         self._seed = seed
         self._probe_device = probe_device and self.device.type == "cpu"
@@ -112,6 +113,8 @@ class Student:
         header = {"op": op, "device": self.device.type, "seed": self._seed}
         if probe:
             header["probe"] = True
+        if self._rng_check:
+            header["rng_check"] = True
         try:
             _, out = self._session.request(header, values)
         except WorkerTimeout as e:
@@ -136,6 +139,12 @@ class Student:
             raise CheckFailed(f"{what}: 결과가 없습니다")
         self._check_inputs(out, what, values)
         self._check_probe(out, what)
+        if out.get("global_rng_used"):
+            raise CheckFailed(
+                f"{what}: 전역 난수 생성기(torch.manual_seed, torch.rand 등 generator 없이 부르는 "
+                "함수)를 썼습니다. 주어진 seed 로 만든 torch.Generator 만 쓰세요: 전역 난수를 "
+                "쓰면 다른 코드의 난수가 바뀌고, GPU 에서는 생성기와 텐서의 장치가 어긋납니다."
+            )
         return out["value"]
 
     def call_fresh(self, name, *args, **kwargs):
@@ -143,10 +152,11 @@ class Student:
         randomness, where remembering earlier calls must not help."""
         with self._session.fresh():
             probe, self._probe_device = self._probe_device, False
+            self._rng_check = True
             try:
                 return self.call(name, *args, **kwargs)
             finally:
-                self._probe_device = probe
+                self._probe_device, self._rng_check = probe, False
 
     def _new_signature(self, op, name, args, kwargs):
         """Probe each kind of call once per test function: the same function with the same

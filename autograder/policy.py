@@ -106,6 +106,7 @@ TAMPER_ATTRS = {
     "_decomp",
     "_refs",
     "_prims",
+    "set_rng_state",  # putting back the global random state a call used
     "set_default_device",
     "set_default_dtype",
 }

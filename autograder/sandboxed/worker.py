@@ -176,6 +176,12 @@ class DefaultDeviceProbe(TorchFunctionMode):
             out = func(*args, **dict(kwargs, device="meta"))
             if not (isinstance(out, torch.Tensor) and out.dim() == 0):
                 return out
+        if func not in CROSS_DEVICE and mixes_meta(args, kwargs):
+            # a real GPU refuses this (a CPU tensor with a CUDA one), some meta kernels do not
+            raise RuntimeError(
+                "Expected all tensors to be on the same device, but found at least two devices "
+                f"(in {getattr(func, '__name__', 'an operation')})"
+            )
         try:
             return func(*args, **kwargs)
         except Exception:
@@ -187,6 +193,24 @@ class DefaultDeviceProbe(TorchFunctionMode):
 
 
 FACTORIES = _device_constructors()
+# operations that take tensors on two devices on a GPU too (moves, copies, CPU index tensors)
+CROSS_DEVICE = {
+    torch.Tensor.to,
+    torch.Tensor.copy_,
+    torch.Tensor.type_as,
+    torch.Tensor.__getitem__,
+    torch.Tensor.__setitem__,
+    torch.Tensor.index_put_,
+    torch.Tensor.index_put,
+}
+
+
+def mixes_meta(args, kwargs):
+    """True when a call's tensors (0-dim ones aside) include both meta and non-meta ones."""
+    kinds = {t.is_meta for t in flat_tensors([list(args), kwargs]) if t.dim() > 0}
+    return len(kinds) == 2
+
+
 # dispatch keys whose kernels block_operators replaces (where the operator has one)
 BLOCK_KEYS = (
     "CompositeImplicitAutograd",
@@ -294,8 +318,12 @@ class Child:
             return None
         try:
             manual_seed(header.get("seed", 0), header.get("device") or "cpu")
+            seeded = torch.default_generator.get_state() if header.get("rng_check") else None
             run = getattr(self, "op_" + str(op))
             out = run(header, values)
+            if seeded is not None:
+                now = torch.default_generator.get_state()
+                out["global_rng_used"] = not torch.equal(seeded, now)
             if header.get("probe") and op in ("call", "module"):
                 out["probe"] = self.probe(run, header, head, blob)
             return reply({"ok": True}, out)
@@ -610,9 +638,10 @@ def zygote():
 
 
 def left_behind(spec):
-    """True when the finished child left a process or a file in the scratch area."""
+    """True when the finished child left a process, a file in the scratch area, or a System V
+    IPC object (they outlive processes; only a new sandbox has none)."""
     if CONFIG.get("sandboxed"):
-        if others_alive():
+        if others_alive() or ipc_objects():
             return True
     else:
         try:
@@ -622,6 +651,21 @@ def left_behind(spec):
             pass
     root = CONFIG.get("scratch_root", "/tmp")
     return bool(os.listdir(root))
+
+
+def ipc_objects():
+    """Number of System V shared memory segments, message queues and semaphore sets in the
+    sandbox's IPC namespace (the *_INFO calls: no /proc needed, no permission either)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    info = (ctypes.c_int * 16)()
+    total = 0
+    # (call, IPC_INFO command, index of the count in the returned struct)
+    for call, cmd, index in ((libc.shmctl, 14, 0), (libc.msgctl, 12, 0), (libc.semctl, 19, 7)):
+        if call(0, cmd, info) >= 0:
+            total += info[index]
+    return total
 
 
 def kill_child(pid, spec):
