@@ -241,3 +241,51 @@ def test_submission_seed_depends_on_the_code_only():
     assert submission_seed(5, "softmax", cells) != submission_seed(5, "softmax", cells + [""])
     assert submission_seed(5, "softmax", cells) != submission_seed(6, "softmax", cells)
     assert submission_seed(5, "softmax", cells) != derive_seed(5, "softmax")
+
+
+def test_probe_sees_a_cpu_index_meeting_a_weight_on_the_device(sandbox):
+    """F.embedding with positions made without a device: a GPU refuses it; so does the probe."""
+    cells = ["def f(w):\n    return F.embedding(torch.arange(3), w)\n"]
+    grading, s = student(sandbox, cells)
+    try:
+        with pytest.raises(CheckFailed, match="장치"):
+            s.call("f", torch.randn(5, 4))
+    finally:
+        grading.end_function()
+
+
+def test_seeded_call_may_not_use_the_global_generator(sandbox):
+    cells = [
+        "def bad(seed):\n    torch.manual_seed(seed)\n    return torch.rand(3)\n"
+        "def good(seed):\n    g = torch.Generator().manual_seed(seed)\n"
+        "    return torch.rand(3, generator=g)\n"
+    ]
+    grading, s = student(sandbox, cells)
+    try:
+        with pytest.raises(CheckFailed, match="전역 난수"):
+            s.call_fresh("bad", 3)
+        expected = torch.rand(3, generator=torch.Generator().manual_seed(3))
+        torch.testing.assert_close(s.call_fresh("good", 3), expected)
+    finally:
+        grading.end_function()
+
+
+IPC = (
+    "import ctypes\n"
+    "libc = ctypes.CDLL(None)\n"
+    "def make():\n    return libc.shmget(4242, 4096, 0o1666)\n"  # IPC_CREAT | 0666
+    "def count():\n"
+    "    info = (ctypes.c_int * 16)()\n"
+    "    libc.shmctl(0, 14, info)\n"  # SHM_INFO: info[0] = segments in use
+    "    return info[0]\n"
+)
+
+
+def test_ipc_objects_left_behind_replace_the_sandbox(sandbox):
+    grading = Grading(SandboxBackend(sandbox), [IPC], 7, [IPC])
+    try:
+        assert grading.student("one", torch.device("cpu")).call("make") >= 0
+        assert grading.end_function() == "dirty"  # the judge replaces the sandbox
+        assert grading.student("two", torch.device("cpu")).call("count") == 0
+    finally:
+        grading.end_function()
