@@ -4,6 +4,7 @@ The fixture course (assignment `demo`) stands in for exercises/; a snippet's ass
 `softmax` becomes `demo`.
 """
 
+import csv
 import re
 import shutil
 import subprocess
@@ -43,8 +44,8 @@ def run(cmd, cwd, ok=True, **kw):
 @pytest.mark.slow
 def test_due_date_first_and_extension_snippet_on_postgresql(postgres, tmp_path):  # noqa: F811
     """Due date imported before generate_assignment (max_score stays 5), a late submission
-    penalised, the guide's extension snippet run as written against PostgreSQL, the student
-    regraded without the penalty."""
+    penalised in the batch summary and the class report, the guide's extension snippet run as
+    written against PostgreSQL, the student regraded without the penalty."""
     from nbgrader.api import Gradebook
 
     root = tmp_path / "course"
@@ -58,8 +59,15 @@ def test_due_date_first_and_extension_snippet_on_postgresql(postgres, tmp_path):
     )
     put(root, "kim", "demo.ipynb", filled(release, GOOD))
     put(root, "kim", "timestamp.txt", "2026-03-23 10:00:00 UTC")  # 19 hours late
+    put(root, "lee", "demo.ipynb", filled(release, GOOD))
+    put(root, "lee", "timestamp.txt", "2026-03-20 12:00:00 UTC")  # on time
     out = run(GRADE, root).stdout
-    assert "지각 감점 1명: kim -5" in out
+    assert "지각 감점 1명: kim -5" in out and "평균 2.50 / 5" in out
+    run([sys.executable, "-m", "autograder", "report", "demo", "--quiet"], root)
+    with open(root / "reports" / "demo.csv", newline="", encoding="utf-8") as f:
+        rows = {r["student"]: r for r in csv.DictReader(f)}
+    late = [rows["kim"][k] for k in ("total_score", "late_penalty", "final_score")]
+    assert late == ["5", "5", "0"] and rows["lee"]["final_score"] == "5"
     with Gradebook(postgres) as gb:
         assert gb.find_assignment("demo").max_score == 5
     snippet = guide_block("bash", "grant_extension")
@@ -67,7 +75,7 @@ def test_due_date_first_and_extension_snippet_on_postgresql(postgres, tmp_path):
     run([sys.executable, "-c", python_code.replace("softmax", "demo")], root)
     regrade = snippet.splitlines()[-1].replace("../.venv/bin/python", sys.executable)
     out = run(regrade.replace("softmax", "demo").split(), root).stdout
-    assert "지각 감점 1명" not in out and "만점 1명" in out
+    assert "지각 감점 1명" not in out and "만점 2명" in out
     with Gradebook(postgres) as gb:
         sub = gb.find_submission("demo", "kim")
         assert sub.late_submission_penalty == 0 and sub.score == 5

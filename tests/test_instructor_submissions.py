@@ -263,42 +263,28 @@ def test_problems_are_escaped_in_the_feedback_cell():
 
 
 @pytest.mark.slow
-def test_gradebook_must_hold_the_assignment_and_late_penalties_are_shown(tmp_path):
+def test_gradebook_must_hold_the_assignment(tmp_path):
     """No grading (and nothing written) while the gradebook lacks the assignment's notebooks:
-    no gradebook (release/ copied from elsewhere), then only a due date imported; after
-    generate_assignment the late penalty is in the summary and the class report."""
+    no gradebook (release/ copied from elsewhere), then only a due date imported. (Grading after
+    generate_assignment, with the late penalty in the summary and the class report:
+    tests/test_instructor_guide.py, on PostgreSQL.)"""
     root = tmp_path / "course"
-    release = make_course(root, 'c.LateSubmissionPlugin.penalty_method = "zero"\n')
-    for student, when in (("kim", "2026-03-30 12:00:00 UTC"), ("lee", "2026-03-20 12:00:00 UTC")):
-        put(root, student, "demo.ipynb", filled(release, GOOD))
-        put(root, student, "timestamp.txt", when)
+    release = make_course(root)
+    put(root, "kim", "demo.ipynb", filled(release, GOOD))
     (root / "gradebook.db").unlink()
     for _ in range(2):
-        r = run(GRADE, root, ok=False)
+        r = run([*GRADE, "--jobs", "1"], root, ok=False)  # one judge started and stopped
         assert "nbgrader generate_assignment demo" in r.stderr and "Graded" not in r.stdout
         assert not (root / "autograded").exists() and "Traceback" not in r.stderr
         (root / "assignments.csv").write_text("name,duedate\ndemo,2026-03-22 23:59:59 Asia/Seoul\n")
         run([str(BIN / "nbgrader"), "db", "assignment", "import", "assignments.csv"], root)
-    run([str(BIN / "nbgrader"), "generate_assignment", "demo", "--force"], root)
-    out = run(GRADE, root).stdout
-    assert "지각 감점 1명: kim -5" in out and "평균 2.50 / 5" in out
-    assert scores(root) == {"kim": 5.0, "lee": 5.0}  # nbgrader's raw scores
-    run([sys.executable, "-m", "autograder", "report", "demo", "--quiet"], root)
-    with open(root / "reports" / "demo.csv", newline="", encoding="utf-8") as f:
-        rows = {r["student"]: r for r in csv.DictReader(f)}
-    assert [rows["kim"][k] for k in ("total_score", "late_penalty", "final_score")] == [
-        "5",
-        "5",
-        "0",
-    ]
-    assert rows["lee"]["final_score"] == "5" and rows["lee"]["late_penalty"] == "0"
 
 
 @pytest.mark.slow
 def test_second_run_is_refused_and_ctrl_c_stops_cleanly(tmp_path):
     root = tmp_path / "course"
     release = make_course(root)
-    for i in range(4):
+    for i in range(2):
         put(root, f"hang{i}", "demo.ipynb", filled(release, {"softmax_sol": HANG}))
     with open(root / ".autograder.lock", "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -320,7 +306,7 @@ def test_second_run_is_refused_and_ctrl_c_stops_cleanly(tmp_path):
     time.sleep(1)
     assert not processes_mentioning(root), "a judge or sandbox outlived Ctrl-C"
     run(GRADE, root)  # a rerun finishes the job
-    assert scores(root) == {f"hang{i}": 0.0 for i in range(4)}
+    assert scores(root) == {f"hang{i}": 0.0 for i in range(2)}
 
 
 def processes_mentioning(root):
