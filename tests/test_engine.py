@@ -554,7 +554,7 @@ def test_nbgrader_round_trip(tmp_path):
     cli = [sys.executable, "-m", "autograder", "grade", "demo", "--jobs", "2", "--quiet"]
     out = run(cli, course, env).stdout
     assert "Graded 6 submission(s)" in out and "demo/test_softmax" in out
-    assert "crashed/timed-out workers: 1 student(s): hang" in out
+    assert "crashed/timed-out workers: 1 student(s): hang" in out, out
     assert scores(course / "gradebook.db") == expected
     hang = (course / "autograded/hang/demo/demo.ipynb").read_text()
     assert "시간 제한(4초)" in hang
