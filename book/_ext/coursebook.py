@@ -13,7 +13,9 @@
    long one scroll (the theme's CSS is written for MathJax 3).
 5. Korean theme strings: the tooltips, labels and the search box placeholder that the themes
    leave in English (or translate awkwardly) are replaced in every built page (THEME_KO).
-6. Fresh outputs: jupyter-cache keys a page on its own code cells only, so a page that imports a
+6. Numbers per chapter: figures, tables, code listings and exercises of chapter N are numbered
+   N-1, N-2, ... (Sphinx numbers them through the whole book when the toc is not numbered).
+7. Fresh outputs: jupyter-cache keys a page on its own code cells only, so a page that imports a
    changed helper (book/*.py, solutions/*.py) would keep its old outputs; when those files change,
    the cache is emptied and every page runs again.
 """
@@ -179,6 +181,36 @@ def _translate_theme(app, exception):
             page.write_text(new, encoding="utf-8")
 
 
+CHAPTER_RE = re.compile(r"(?:^|/)(\d\d)_[^/]*$")
+
+
+def per_chapter(numbers, docname):
+    """{figtype: {id: number}} of one page, renumbered within its chapter: the k-th item of a type
+    on the page of chapter N gets the number "N-k" (a one-element tuple, which Sphinx prints as
+    is). Pages that are not chapters keep their numbers."""
+    m = CHAPTER_RE.search(docname)
+    if not m:
+        return numbers
+    chapter = int(m.group(1))
+    out = {}
+    for figtype, ids in numbers.items():
+        ordered = sorted(ids, key=lambda i: ids[i])
+        out[figtype] = {fid: (f"{chapter}-{k}",) for k, fid in enumerate(ordered, start=1)}
+    return out
+
+
+def _number_per_chapter(app, env):
+    """Runs after Sphinx assigned book-wide numbers (env-get-updated); returns the pages to
+    rewrite."""
+    changed = []
+    for docname, numbers in env.toc_fignumbers.items():
+        new = per_chapter(numbers, docname)
+        if new is not numbers:
+            env.toc_fignumbers[docname] = new
+            changed.append(docname)
+    return changed
+
+
 STUDENT_REQUIREMENTS = "requirements-student.txt"  # what students pip install (book/intro.md)
 TOPICS = [
     "softmax",
@@ -301,6 +333,7 @@ def _config_inited(app, config):
 
 def setup(app):
     app.connect("config-inited", _config_inited)
+    app.connect("env-get-updated", _number_per_chapter, priority=900)
     app.add_search_language(SearchKorean)
     app.add_css_file("coursebook.css")
     app.connect("build-finished", _dedupe_scripts)
