@@ -368,6 +368,8 @@ class Grading:
         """The Student for test function ``function`` on ``device``: one fresh child per test
         function, the cells loaded into it once per device (its items share that state), with
         the operators of the forbidden names ``forbid`` blocked before any cell runs."""
+        if self.broken is not None:  # the cells hung or crashed once: not waited for again
+            raise self.broken
         if function != self.function:
             self.end_function()
             self.function = function

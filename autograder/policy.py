@@ -110,6 +110,15 @@ TAMPER_ATTRS = {
     "set_default_device",
     "set_default_dtype",
 }
+# flagged on any object: a state_dict() or load_state_dict() that hides what the module holds
+STATE_HOOKS = {
+    "_register_state_dict_hook",
+    "register_state_dict_pre_hook",
+    "register_state_dict_post_hook",
+    "_register_load_state_dict_pre_hook",
+    "register_load_state_dict_pre_hook",
+    "register_load_state_dict_post_hook",
+}
 ALLOWED_DUNDERS = {"__init__", "__name__", "__class__", "__call__", "__len__", "__repr__"}
 ALLOWED_DUNDERS |= {"__getitem__", "__qualname__", "__doc__", "__post_init__", "__future__"}
 TORCH_ROOTS = {"torch", "nn", "F", "np", "numpy", "math"}
@@ -157,6 +166,8 @@ def tamper_use(node):
             return f"import {bad[0]}"
         if isinstance(node, ast.ImportFrom) and any(a.name in TAMPER_ATTRS for a in node.names):
             return f"from {node.module} import ..."
+    if isinstance(node, ast.Attribute) and node.attr in STATE_HOOKS:
+        return _text(node)
     if isinstance(node, ast.Attribute) and node.attr in TAMPER_ATTRS:
         if _root(node) in TORCH_ROOTS | TAMPER_MODULES | {"sys"}:
             return _text(node)

@@ -173,8 +173,10 @@ def pytest_runtest_makereport(item, call):
         if grading is not None and outcome == "failed":
             message += grading.note()
         # the first failure is the verdict, except that a policy failure found after the test
-        # (a forbidden function, tampering: autograder/policy.py) names the root cause
-        if RESULT not in item.stash or call.when == "teardown":
+        # (a forbidden function, tampering: autograder/policy.py) names the root cause of a
+        # wrong result (a crash or a timeout stays what it was)
+        earlier = item.stash.get(RESULT, None)
+        if earlier is None or (call.when == "teardown" and earlier[0] == "failed"):
             item.stash[RESULT] = (outcome, message)
         key = (assignment_of(item), item.originalname)
         first = item.config.stash[SUMMARY].setdefault(key, [outcome, message, item.name])

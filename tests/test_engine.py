@@ -307,7 +307,7 @@ def test_student_cannot_fake_results(demo_engine):
         "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])\n",
     ]
     v = grade_demo(demo_engine, hostile)["test_softmax"]
-    assert not v.passed and "다릅니다" in v.message
+    assert not v.passed and "`torch.allclose = ...` (셀 1, 1행)" in v.message  # tampering named
     assert torch.allclose(torch.zeros(1), torch.ones(1)) is False  # judge untouched
 
 

@@ -71,6 +71,7 @@ def test_dynamic_lookups_fail_closed_but_self_attributes_do_not():
         "import ctypes",
         "import __main__\n__main__.mutated = lambda snap: []",
         "from wire import encode",
+        "class M(nn.Module):\n    def __init__(self):\n        self._register_state_dict_hook(h)",
         "f = sys._getframe(1).f_back.f_globals",
     ],
 )

@@ -22,7 +22,7 @@ MAX_HEADER = 1 << 20  # 1 MiB of JSON
 MAX_BLOB = 256 << 20  # 256 MiB of tensors
 MAX_DEPTH = 8
 MAX_ITEMS = 10_000
-MAX_STR = 10_000
+MAX_STR = 1 << 20  # a string (e.g. a solution cell) longer than this is refused, never cut
 
 DTYPES = {
     torch.float64,
@@ -53,7 +53,7 @@ def to_plain(value, tensors):
     """Python value -> JSON-able tree; tensors are moved (detached, on CPU) into ``tensors``."""
     if value is None or isinstance(value, bool | str):
         if isinstance(value, str) and len(value) > MAX_STR:
-            value = value[:MAX_STR]
+            raise WireError(f"string of {len(value)} characters (at most {MAX_STR})")
         return value
     if isinstance(value, int):
         return {"i": str(int(value))}
