@@ -284,8 +284,14 @@ def test_gradebook_must_hold_the_assignment(tmp_path):
 def test_second_run_is_refused_and_ctrl_c_stops_cleanly(tmp_path):
     root = tmp_path / "course"
     release = make_course(root)
-    for i in range(2):
-        put(root, f"hang{i}", "demo.ipynb", filled(release, {"softmax_sol": HANG}))
+    hang_class = "class Scale:\n    def __init__(self, d):\n        while True:\n            pass\n"
+    for i in range(2):  # every check times out: grading lasts at least 2 x 4 s after start-up
+        put(
+            root,
+            f"hang{i}",
+            "demo.ipynb",
+            filled(release, {"softmax_sol": HANG, "scale_sol": hang_class}),
+        )
     with open(root / ".autograder.lock", "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         lock.write("12345\n")
@@ -296,14 +302,19 @@ def test_second_run_is_refused_and_ctrl_c_stops_cleanly(tmp_path):
     proc = subprocess.Popen(
         GRADE, cwd=root, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    time.sleep(8)  # judges started, hanging notebooks in their sandboxes
+    deadline = time.monotonic() + 120
+    while not processes_mentioning(root) and time.monotonic() < deadline:
+        time.sleep(0.2)  # until the judges (their command lines name the course's checks) run
+    time.sleep(3)  # hanging notebooks in their sandboxes
     assert proc.poll() is None
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode != 0 and "채점을 중단했습니다(Ctrl-C)" in err
     assert "Traceback" not in err, err[-3000:]
     assert [ln for ln in err.splitlines() if ln.strip()][-1].startswith("채점을 중단했습니다")
-    time.sleep(1)
+    deadline = time.monotonic() + 15  # sandboxes die with their judge (asynchronously)
+    while processes_mentioning(root) and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert not processes_mentioning(root), "a judge or sandbox outlived Ctrl-C"
     run(GRADE, root)  # a rerun finishes the job
     assert scores(root) == {f"hang{i}": 0.0 for i in range(2)}
