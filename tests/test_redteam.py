@@ -678,3 +678,18 @@ def test_next_student_finds_nothing_left_behind(sequential_engine, tmp_path, pat
     report, _ = sequential_engine.grade_notebook(a, template, src)
     failed = {g: v.message[:300] for g, v in report.verdicts.items() if not v.passed}
     assert not failed
+
+
+@pytest.mark.parametrize(
+    "path", [REDTEAM / "multihead_probe_switch_off.py", REDTEAM / "multihead_mutation_patch.py"]
+)
+def test_tampering_is_reported_to_the_instructor(graded, path):
+    """An attack that patches the grader's worker is named, with its cell and line, in the
+    autograded notebook's problems (read by the batch summary and the class report) and at the
+    top of the student's feedback."""
+    a = SPEC[path].ASSIGNMENT
+    nb = nbformat.read(graded["course"] / "autograded" / sid(path) / a / f"{a}.ipynb", 4)
+    problems = nb.metadata["autograder"]["problems"]
+    assert any(re.match(r"채점기 조작 의심: `.+` \(셀 \d+, \d+행\)", p) for p in problems), problems
+    feedback = (graded["course"] / "feedback" / sid(path) / a / f"{a}.html").read_text()
+    assert "채점기 조작 의심" in feedback
