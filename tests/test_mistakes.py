@@ -33,6 +33,8 @@ def load(path):
 
 SUITES = {p.stem: load(p) for p in sorted((REPO / "tests" / "mistakes").glob("*.py"))}
 CASES = [(a, m) for a, suite in SUITES.items() for m in suite.MISTAKES]
+# correct solutions written another way (other loop order, einsum, float64 inside, ...)
+VARIANTS = [(a, c) for a, suite in SUITES.items() for c in getattr(suite, "CORRECT", [])]
 
 
 def source_notebook(assignment):
@@ -62,7 +64,7 @@ def notebooks(redteam=False):
         template = nbio.release_from_source(src)
         out[assignment, "source"] = template, src
         out[assignment, "release"] = template, template
-        for m in suite.MISTAKES:
+        for m in suite.MISTAKES + getattr(suite, "CORRECT", []):
             out[assignment, m["name"]] = template, with_cell(src, m["cell"], m["source"])
     return {**out, **redteam_notebooks()} if redteam else out
 
@@ -160,6 +162,15 @@ def test_mistake_loses_points(graded, assignment, mistake):
     assert failed == set(mistake["fails"]), messages
     target = verdicts[mistake["fails"][0]]
     assert mistake["says"] in target.message, target.message
+
+
+@pytest.mark.parametrize(
+    "assignment, variant", VARIANTS, ids=[f"{a}-{c['name']}" for a, c in VARIANTS]
+)
+def test_correct_variant_keeps_full_marks(graded, assignment, variant):
+    verdicts = graded(assignment)[variant["name"]].verdicts
+    lost = {gid: v.message[:600] for gid, v in verdicts.items() if not v.passed}
+    assert not lost, lost
 
 
 def test_verdicts_do_not_depend_on_the_run_seed(graded_under):

@@ -1,0 +1,48 @@
+"""Grade one assignment's mistakes (and correct variants) now and print each verdict: the quick
+loop for writing tests/mistakes/<assignment>.py (tests/test_mistakes.py grades them all).
+
+    .venv/bin/python tests/grade_mistakes.py softmax [name ...]
+
+Prints, per notebook, the items it failed (expected ones first) and a line when the result
+differs from the entry's ``fails`` (a mistake) or from full marks (a correct variant).
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from test_mistakes import SUITES, notebooks  # noqa: E402
+
+from autograder.engine import Engine  # noqa: E402
+
+
+def main(assignment, names=()):
+    suite = SUITES[assignment]
+    entries = {m["name"]: m for m in suite.MISTAKES + getattr(suite, "CORRECT", [])}
+    todo = {
+        k: v for k, v in notebooks().items() if k[0] == assignment and (not names or k[1] in names)
+    }
+    engine = Engine(jobs=2, assignments=[assignment], run_seed=1)
+    try:
+        futures = {k: engine.submit_notebook(k[0], t, nb)[0] for k, (t, nb) in todo.items()}
+        bad = 0
+        for (_, name), future in futures.items():
+            verdicts = future.result().verdicts
+            failed = sorted(g for g, v in verdicts.items() if not v.passed)
+            entry = entries.get(name, {})
+            want = sorted(entry.get("fails", [])) if name != "release" else failed
+            if name == "source":
+                want = []
+            ok = failed == want
+            bad += not ok
+            print(f"{'ok ' if ok else 'BAD'} {name}: failed {failed}, expected {want}")
+            for g in failed:
+                print(f"      {g}: {verdicts[g].message[:300]!r}")
+        print(f"{bad} of {len(futures)} differ from their entry")
+    finally:
+        engine.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:])
