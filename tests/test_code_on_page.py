@@ -1,13 +1,16 @@
-"""Every chapter writes out its own pieces in visible code and checks each against solutions/.
+"""Every chapter writes out its own pieces in visible code and checks each against an oracle.
 
-For chapter NN_<topic>.md the reference module is solutions/<topic>.py. In the page's code cells
-that are shown to the reader (not tagged hide-input, remove-input or remove-cell), a top-level
-`def`/`class` whose name contains the name of a public function or class of that module (and is
-not that name itself) is a "page piece"; it must not simply call that reference. Each chapter
-needs at least two pieces, and each piece must be followed by a visible cell that calls
-`assert_close` (e.g. `torch.testing.assert_close`) and uses both the piece and the reference it
-is named after, where the reference is imported from solutions.<topic> on the page. The check
-cell must come before the next piece's definition or within the next two code cells.
+Students run the chapters without solutions/: no page imports it. For chapter NN_<topic>.md the
+public functions and classes of solutions/<topic>.py name the graded pieces. In the page's code
+cells that are shown to the reader (not tagged hide-input, remove-input or remove-cell), a
+top-level `def`/`class` whose name contains such a name (and is not that name itself) is a "page
+piece"; it must not simply call a function of that name. Each chapter needs at least two pieces,
+and each piece must be followed by a visible cell that calls `assert_close` (e.g.
+`torch.testing.assert_close`) with the piece on one side and an independent oracle on the other:
+an expression (or a variable of that cell assigned from one) that uses no function or class the
+page defines, such as a PyTorch reference (`F.scaled_dot_product_attention`, `nn.LayerNorm`,
+`torch.func.jacrev`) or numbers computed by hand. The check cell must come before the next
+piece's definition or within the next two code cells.
 
 The page shows the simplest form of a graded piece, never the answer: no code line of a page
 may repeat a line of a solution region of the assignments (exercises/source/*/*.ipynb).
@@ -66,13 +69,16 @@ def _reference_for(name, references):
     return max(inside, key=len) if inside else None
 
 
-def _imported_from(tree, module):
-    return {
-        alias.asname or alias.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and node.module == module
-        for alias in node.names
-    }
+def _imports_solutions(tree):
+    """Whether a cell imports solutions or anything under it."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "solutions":
+            return True
+        if isinstance(node, ast.Import) and any(
+            a.name.split(".")[0] == "solutions" for a in node.names
+        ):
+            return True
+    return False
 
 
 def _assert_close_calls(tree):
@@ -89,15 +95,62 @@ def _names_in(node):
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
+def _sources(tree):
+    """{variable: names its assigned values use} for the assignments of one cell."""
+    found = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            used = _names_in(node.value)
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        found.setdefault(n.id, set()).update(used)
+    return found
+
+
+def _reach(node, sources):
+    """Names an expression uses, following the cell's assignments to what they were made from."""
+    seen, todo = set(), list(_names_in(node))
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += sources.get(name, ())
+    return seen
+
+
+def _oracle_check(tree, piece, page_defs):
+    """Whether the cell calls assert_close with the piece on one side and, on the other, an
+    expression that reaches no function or class defined on the page."""
+    sources = _sources(tree)
+    for call in _assert_close_calls(tree):
+        if len(call.args) < 2:
+            continue
+        sides = [_reach(a, sources) for a in call.args[:2]]
+        for mine, other in (sides, sides[::-1]):
+            if piece in mine and not (other & page_defs):
+                return True
+    return False
+
+
 def check_page(text, topic, references):
     """(pieces, problems) for one chapter text: pieces as (page name, reference name)."""
     cells = code_cells(text)
+    problems = [
+        f"cell {i} imports solutions, which students do not have"
+        for i, (_, src) in enumerate(cells)
+        if _imports_solutions(ast.parse(src))
+    ]
     visible = [
         (i, ast.parse(src)) for i, (tags, src) in enumerate(cells) if not HIDDEN_TAGS & set(tags)
     ]
-    imported = set()
-    for _, tree in visible:
-        imported |= _imported_from(tree, f"solutions.{topic}")
+    page_defs = {
+        n.name
+        for _, src in cells
+        for n in ast.walk(ast.parse(src))
+        if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+    }
     nodes = [
         (pos, node)
         for pos, (_, tree) in enumerate(visible)
@@ -105,29 +158,22 @@ def check_page(text, topic, references):
         if isinstance(node, (ast.FunctionDef, ast.ClassDef))
     ]
     defined = [(pos, node.name) for pos, node in nodes]
-    pieces, problems = [], []
+    pieces = []
     for k, (pos, name) in enumerate(defined):
         ref = _reference_for(name, references)
         if ref is None:
             continue
         pieces.append((name, ref))
         if ref in _names_in(nodes[k][1]):
-            problems.append(f"{name}: calls its reference {ref} instead of writing it out")
-            continue
-        if ref not in imported:
-            problems.append(f"{name}: the reference {ref} is not imported from solutions.{topic}")
-            continue
-        if any(other == ref for _, other in defined):
-            problems.append(f"{name}: the page redefines the reference {ref} itself")
+            problems.append(f"{name}: calls {ref} instead of writing it out")
             continue
         later = [p for p, other in defined[k + 1 :] if _reference_for(other, references)]
         stop = max(later[0] if later else len(visible), pos + 1 + CHECK_WINDOW)
         window = visible[pos + 1 : stop]
-        checked = any(
-            any(_assert_close_calls(tree)) and {name, ref} <= _names_in(tree) for _, tree in window
-        )
-        if not checked:
-            problems.append(f"{name}: no following cell uses {name} and {ref} with assert_close")
+        if not any(_oracle_check(tree, name, page_defs) for _, tree in window):
+            problems.append(
+                f"{name}: no following cell checks {name} against an oracle with assert_close"
+            )
     if len(pieces) < MIN_PIECES:
         problems.append(f"only {len(pieces)} piece(s) written out on the page: {pieces}")
     return pieces, problems
@@ -213,7 +259,6 @@ FAKE = """# Fake
 
 ```{{code-cell}} python3
 import torch
-from solutions.softmax import softmax
 ```
 
 ```{{code-cell}} python3
@@ -242,23 +287,36 @@ def softmax_again(z):
 
 ```{{code-cell}} python3
 z = torch.randn(5)
-torch.testing.assert_close(softmax_again(z), softmax(z))
+expected = torch.softmax(z, 0)
+torch.testing.assert_close(softmax_again(z), expected)
 ```
 """
 
 
 def test_checker_catches_a_piece_without_a_check():
     refs = {"softmax", "log_softmax"}
-    good = FAKE.format(check_one="torch.testing.assert_close(softmax_simple(z), softmax(z))")
+    good = FAKE.format(
+        check_one="torch.testing.assert_close(softmax_simple(z), torch.softmax(z, 0))"
+    )
     pieces, problems = check_page(good, "softmax", refs)
     assert problems == [] and pieces == [
         ("softmax_simple", "softmax"),
         ("softmax_again", "softmax"),
     ]
+    # numbers by hand are an oracle too
+    by_hand = FAKE.format(
+        check_one="half = torch.tensor([0.5, 0.5])\n"
+        "torch.testing.assert_close(softmax_simple(torch.zeros(2)), half)"
+    )
+    assert check_page(by_hand, "softmax", refs)[1] == []
 
-    # the check cell compares with something else than the reference
+    # the check cell compares with another function of the page, not with an oracle
+    bad = FAKE.format(check_one="torch.testing.assert_close(softmax_simple(z), softmax_hidden(z))")
+    _, problems = check_page(bad, "softmax", refs)
+    assert len(problems) == 1 and problems[0].startswith("softmax_simple:"), problems
+    # ... also through a variable of the cell
     bad = FAKE.format(
-        check_one="torch.testing.assert_close(softmax_simple(z), torch.softmax(z, 0))"
+        check_one="ref = softmax_again(z)\ntorch.testing.assert_close(softmax_simple(z), ref)"
     )
     _, problems = check_page(bad, "softmax", refs)
     assert len(problems) == 1 and problems[0].startswith("softmax_simple:"), problems
@@ -272,21 +330,24 @@ def test_checker_catches_a_piece_without_a_check():
     _, problems = check_page(hidden, "softmax", refs)
     assert len(problems) == 1 and problems[0].startswith("softmax_simple:"), problems
 
-    # a piece that only calls its reference is not written out
+    # a piece that only calls a function of the reference's name is not written out
     alias = good.replace(
         "    e = torch.exp(z - z.max())\n    return e / e.sum()", "    return softmax(z)"
     )
     assert alias != good
     _, problems = check_page(alias, "softmax", refs)
-    assert len(problems) == 1 and "calls its reference" in problems[0], problems
+    assert len(problems) == 1 and "calls softmax" in problems[0], problems
 
-    # one piece is not enough; a reference that is not imported from solutions does not count
+    # one piece is not enough
     one = good.replace("def softmax_again", "def other_name").replace("softmax_again(z)", "z")
     _, problems = check_page(one, "softmax", refs)
     assert any(p.startswith("only 1 piece") for p in problems), problems
-    local = good.replace("from solutions.softmax import softmax", "softmax = torch.softmax")
-    _, problems = check_page(local, "softmax", refs)
-    assert len(problems) == 2 and all("not imported" in p for p in problems), problems
+
+    # students have no solutions/: importing it is a problem, hidden or not
+    for imp in ("from solutions.softmax import softmax", "import solutions.softmax"):
+        imports = good.replace("import torch\n", f"import torch\n{imp}\n", 1)
+        _, problems = check_page(imports, "softmax", refs)
+        assert len(problems) == 1 and "imports solutions" in problems[0], problems
 
 
 def test_solution_line_scan_sees_regions():
