@@ -254,3 +254,380 @@ MISTAKES = [
         "says": "F.cross_entropy",
     },
 ]
+
+MISTAKES += [
+    {
+        "name": "global_max_shift",
+        "kind": "logic",
+        "cell": "softmax",
+        "source": """def softmax(x, dim=-1, temperature=1.0):
+    z = x / temperature
+    m = z.max()
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    e = torch.exp(z - m)
+    s = e.sum(dim=dim, keepdim=True)
+    return torch.where(s > 0, e / s, torch.zeros_like(e))
+""",
+        "fails": [STABLE, TEMP],
+        "says": "softmax",
+    },
+    {
+        "name": "always_last_dim",
+        "kind": "logic",
+        "cell": "softmax",
+        "source": """def softmax(x, dim=-1, temperature=1.0):
+    z = x / temperature
+    m = z.amax(dim=-1, keepdim=True)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    e = torch.exp(z - m)
+    s = e.sum(dim=-1, keepdim=True)
+    return torch.where(s > 0, e / s, torch.zeros_like(e))
+""",
+        "fails": [STABLE, TEMP],
+        "says": "dim",
+    },
+    {
+        "name": "temperature_multiplies",
+        "kind": "logic",
+        "cell": "softmax",
+        "source": """def softmax(x, dim=-1, temperature=1.0):
+    z = x * temperature
+    m = z.amax(dim=dim, keepdim=True)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    e = torch.exp(z - m)
+    s = e.sum(dim=dim, keepdim=True)
+    return torch.where(s > 0, e / s, torch.zeros_like(e))
+""",
+        "fails": [TEMP],
+        "says": "temperature",
+    },
+    {
+        "name": "clamp_exponent_instead_of_shift",
+        "kind": "constant",
+        "cell": "softmax",
+        "source": """def softmax(x, dim=-1, temperature=1.0):
+    z = (x / temperature).clamp(max=80.0)
+    e = torch.exp(z)
+    s = e.sum(dim=dim, keepdim=True)
+    return torch.where(s > 0, e / s, torch.zeros_like(e))
+""",
+        "fails": [STABLE, TEMP],
+        "says": "softmax",
+    },
+    {
+        "name": "minus_inf_replaced_by_minus_1e9",
+        "kind": "constant",
+        "cell": "softmax",
+        "source": """def softmax(x, dim=-1, temperature=1.0):
+    z = torch.where(torch.isneginf(x), torch.full_like(x, -1e9), x) / temperature
+    e = torch.exp(z - z.amax(dim=dim, keepdim=True))
+    return e / e.sum(dim=dim, keepdim=True)
+""",
+        "fails": [STABLE],
+        "says": "-inf",
+    },
+    {
+        "name": "divide_input_in_place_by_alias",
+        "kind": "in-place",
+        "cell": "softmax",
+        "source": """def softmax(x, dim=-1, temperature=1.0):
+    z = x
+    z /= temperature
+    m = z.amax(dim=dim, keepdim=True)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    e = torch.exp(z - m)
+    s = e.sum(dim=dim, keepdim=True)
+    return torch.where(s > 0, e / s, torch.zeros_like(e))
+""",
+        "fails": [TEMP],
+        "says": "제자리",
+    },
+    {
+        "name": "jacobian_eye_without_device",
+        "kind": "device",
+        "cell": "softmax_jacobian",
+        "source": """def softmax_jacobian(p):
+    eye = torch.eye(p.shape[-1], dtype=p.dtype)
+    return eye * p.unsqueeze(-1) - p.unsqueeze(-1) * p.unsqueeze(-2)
+""",
+        "fails": [JAC],
+        "says": "장치",
+    },
+    {
+        "name": "log_softmax_forgets_max",
+        "kind": "logic",
+        "cell": "log_softmax",
+        "source": """def log_softmax(x, dim=-1):
+    m = x.amax(dim=dim, keepdim=True)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    s = torch.exp(x - m).sum(dim=dim, keepdim=True)
+    return x - torch.log(s)
+""",
+        "fails": [LOG, CE],
+        "says": "log_softmax",
+    },
+    {
+        "name": "log_softmax_always_last_dim",
+        "kind": "logic",
+        "cell": "log_softmax",
+        "source": """def log_softmax(x, dim=-1):
+    m = x.amax(dim=-1, keepdim=True)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    z = x - m
+    s = torch.exp(z).sum(dim=-1, keepdim=True)
+    s = torch.where(s > 0, s, torch.ones_like(s))
+    return z - torch.log(s)
+""",
+        "fails": [LOG],
+        "says": "dim",
+    },
+    {
+        "name": "log_softmax_ones_on_default_device",
+        "kind": "device",
+        "cell": "log_softmax",
+        "source": """def log_softmax(x, dim=-1):
+    m = x.amax(dim=dim, keepdim=True)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    z = x - m
+    s = torch.exp(z).sum(dim=dim, keepdim=True)
+    s = torch.where(s > 0, s, torch.ones(s.shape, dtype=s.dtype))
+    return z - torch.log(s)
+""",
+        "fails": [LOG, CE],
+        "says": "장치",
+    },
+    {
+        "name": "ce_ignore_index_hardcoded",
+        "kind": "constant",
+        "cell": "cross_entropy",
+        "source": """def cross_entropy(logits, target, ignore_index=-100, reduction="mean"):
+    logp = log_softmax(logits, dim=-1)
+    keep = target != -100
+    safe = torch.where(keep, target, torch.zeros_like(target))
+    nll = -logp.gather(-1, safe.unsqueeze(-1)).squeeze(-1)
+    nll = torch.where(keep, nll, torch.zeros_like(nll))
+    if reduction == "none":
+        return nll
+    if reduction == "sum":
+        return nll.sum()
+    return nll.sum() / keep.sum()
+""",
+        "fails": [CE],
+        "says": "ignore_index",
+    },
+    {
+        "name": "ce_one_hot_arange_on_default_device",
+        "kind": "device",
+        "cell": "cross_entropy",
+        "source": """def cross_entropy(logits, target, ignore_index=-100, reduction="mean"):
+    logp = log_softmax(logits, dim=-1)
+    keep = target != ignore_index
+    one_hot = torch.arange(logits.shape[-1]) == target.unsqueeze(-1)
+    nll = -(logp * one_hot).sum(dim=-1)
+    nll = torch.where(keep, nll, torch.zeros_like(nll))
+    if reduction == "none":
+        return nll
+    if reduction == "sum":
+        return nll.sum()
+    return nll.sum() / keep.sum()
+""",
+        "fails": [CE],
+        "says": "장치",
+    },
+]
+
+MISTAKES += [
+    {
+        "name": "max_without_keepdim",
+        "kind": "logic",
+        "cell": "softmax",
+        "source": """def softmax(x, dim=-1, temperature=1.0):
+    z = x / temperature
+    m = z.amax(dim=dim).unsqueeze(-1)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    e = torch.exp(z - m)
+    s = e.sum(dim=dim).unsqueeze(-1)
+    return torch.where(s > 0, e / s, torch.zeros_like(e))
+""",
+        "fails": [STABLE, TEMP],
+        "says": "dim",
+    },
+    {
+        "name": "log_softmax_shift_in_place",
+        "kind": "in-place",
+        "cell": "log_softmax",
+        "source": """def log_softmax(x, dim=-1):
+    m = x.amax(dim=dim, keepdim=True)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    x -= m
+    s = torch.exp(x).sum(dim=dim, keepdim=True)
+    s = torch.where(s > 0, s, torch.ones_like(s))
+    return x - torch.log(s)
+""",
+        "fails": [LOG, CE],
+        "says": "제자리",
+    },
+    {
+        "name": "ce_none_keeps_ignored_losses",
+        "kind": "logic",
+        "cell": "cross_entropy",
+        "source": """def cross_entropy(logits, target, ignore_index=-100, reduction="mean"):
+    logp = log_softmax(logits, dim=-1)
+    keep = target != ignore_index
+    safe = torch.where(keep, target, torch.zeros_like(target))
+    nll = -logp.gather(-1, safe.unsqueeze(-1)).squeeze(-1)
+    if reduction == "none":
+        return nll
+    nll = nll * keep
+    if reduction == "sum":
+        return nll.sum()
+    return nll.sum() / keep.sum()
+""",
+        "fails": [CE],
+        "says": "none",
+    },
+]
+
+CORRECT = [
+    {
+        "name": "ok_shift_before_temperature",
+        "cell": "softmax",
+        "source": """def softmax(x, dim=-1, temperature=1.0):
+    m = x.amax(dim=dim, keepdim=True)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    e = torch.exp((x - m) / temperature)
+    s = e.sum(dim=dim, keepdim=True)
+    return torch.where(s > 0, e / s, torch.zeros_like(e))
+""",
+        "why": "temperature > 0, so (x - max x) / tau equals x / tau - max(x / tau)",
+    },
+    {
+        "name": "ok_nan_to_num_for_empty_rows",
+        "cell": "softmax",
+        "source": """def softmax(x, dim=-1, temperature=1.0):
+    z = x / temperature
+    e = torch.exp(z - z.amax(dim=dim, keepdim=True))
+    return torch.nan_to_num(e / e.sum(dim=dim, keepdim=True), nan=0.0)
+""",
+        "why": "an all -inf slice gives NaN only there; nan_to_num turns exactly those into 0",
+    },
+    {
+        "name": "ok_float64_inside",
+        "cell": "softmax",
+        "source": """def softmax(x, dim=-1, temperature=1.0):
+    z = x.double() / temperature
+    m = z.amax(dim=dim, keepdim=True)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    e = torch.exp(z - m)
+    s = e.sum(dim=dim, keepdim=True)
+    p = torch.where(s > 0, e / s, torch.zeros_like(e))
+    return p.to(x.dtype)
+""",
+        "why": "float64 internally, cast back to x.dtype on x's device",
+    },
+    {
+        "name": "ok_exp_of_log_softmax",
+        "cell": "softmax",
+        "source": """def softmax(x, dim=-1, temperature=1.0):
+    z = x / temperature
+    m = z.amax(dim=dim, keepdim=True)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    s = torch.exp(z - m).sum(dim=dim, keepdim=True)
+    logp = z - m - torch.log(torch.where(s > 0, s, torch.ones_like(s)))
+    return torch.exp(logp)
+""",
+        "why": "exp of a stable log-softmax; an all -inf slice gives exp(-inf) = 0",
+    },
+    {
+        "name": "ok_jacobian_einsum",
+        "cell": "softmax_jacobian",
+        "source": """def softmax_jacobian(p):
+    return torch.diag_embed(p) - torch.einsum("...i,...j->...ij", p, p)
+""",
+        "why": "einsum outer product instead of broadcasting",
+    },
+    {
+        "name": "ok_jacobian_diagonal_added_in_place_on_new_tensor",
+        "cell": "softmax_jacobian",
+        "source": """def softmax_jacobian(p):
+    J = -(p.unsqueeze(-1) @ p.unsqueeze(-2))
+    J.diagonal(dim1=-2, dim2=-1).add_(p)
+    return J
+""",
+        "why": "in-place edit only of a tensor it created itself; p is untouched",
+    },
+    {
+        "name": "ok_ce_one_hot_on_logits_device",
+        "cell": "cross_entropy",
+        "source": """def cross_entropy(logits, target, ignore_index=-100, reduction="mean"):
+    logp = log_softmax(logits, dim=-1)
+    keep = target != ignore_index
+    classes = torch.arange(logits.shape[-1], device=logits.device)
+    one_hot = classes == target.unsqueeze(-1)
+    nll = -torch.where(one_hot, logp, torch.zeros_like(logp)).sum(dim=-1)
+    nll = torch.where(keep, nll, torch.zeros_like(nll))
+    if reduction == "none":
+        return nll
+    if reduction == "sum":
+        return nll.sum()
+    return nll.sum() / keep.sum()
+""",
+        "why": "one-hot selection with torch.where instead of gather (where avoids 0 * -inf)",
+    },
+]
+
+OPEN = [
+    {
+        "name": "epsilon_in_denominator",
+        "kind": "constant",
+        "cell": "softmax",
+        "source": """def softmax(x, dim=-1, temperature=1.0):
+    z = x / temperature
+    m = z.amax(dim=dim, keepdim=True)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    e = torch.exp(z - m)
+    return e / (e.sum(dim=dim, keepdim=True) + 1e-9)
+""",
+        "fails": [STABLE],
+        "says": "softmax",
+        "why": (
+            "full marks: in float16 the 1e-9 rounds to 0, so an all -inf row gives 0/0 = NaN;"
+            " no float16 all -inf row is graded"
+        ),
+    },
+    {
+        "name": "jacobian_eye_default_dtype",
+        "kind": "logic",
+        "cell": "softmax_jacobian",
+        "source": """def softmax_jacobian(p):
+    eye = torch.eye(p.shape[-1], device=p.device)
+    return eye * p.unsqueeze(-1) - p.unsqueeze(-1) * p.unsqueeze(-2)
+""",
+        "fails": [JAC],
+        "says": "dtype",
+        "why": (
+            "full marks: torch.eye without dtype turns a float16/bfloat16 p into a float32 "
+            "Jacobian; no half-precision p is graded"
+        ),
+    },
+    {
+        "name": "log_softmax_float32_inside",
+        "kind": "logic",
+        "cell": "log_softmax",
+        "source": """def log_softmax(x, dim=-1):
+    xf = x.float()
+    m = xf.amax(dim=dim, keepdim=True)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    z = xf - m
+    s = torch.exp(z).sum(dim=dim, keepdim=True)
+    s = torch.where(s > 0, s, torch.ones_like(s))
+    return (z - torch.log(s)).to(x.dtype)
+""",
+        "fails": [LOG],
+        "says": "log_softmax",
+        "why": (
+            "full marks: float64 input computed in float32 (about 1e-7 relative error) "
+            "passes; arguable, the spec asks only for x's dtype"
+        ),
+    },
+]
