@@ -12,7 +12,12 @@ HTML as notebooks/<a>/<a>.ipynb).
 
 `bundle` writes _build/release/: a copy of the built HTML book whose notebooks/ folder holds
 release notebooks generated afresh by nbgrader from the current sources, so the chapters' download
-links (../notebooks/<a>/<a>.ipynb) work offline. It then scans every file of the bundle for leaks:
+links (../notebooks/<a>/<a>.ipynb) work offline, and whose chapters/ folder (and chapters.zip)
+holds every chapter page as a notebook with the answer-free helper modules it imports, written
+afresh by book/_ext/coursebook.py (write_chapters); students run those notebooks from that folder
+with requirements-student.txt only. A chapter notebook or helper there that imports an
+instructor-only package (solutions, autograder) fails the command. It then scans every file of the
+bundle (the members of a .zip too) for leaks:
 nbgrader region markers, any line that only a solution region or a hidden-test region of a source
 notebook has, and any line of the hidden checks (autograder/checks/) or the reference code
 (solutions/) that no public page or notebook shows. A leak fails the command and the bundle
@@ -28,14 +33,21 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+try:
+    import coursebook  # the book's extension: writes the chapter notebooks (write_chapters)
+finally:
+    sys.path.remove(str(ROOT / "book" / "_ext"))
 SOLUTION_RE = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
 HIDDEN_RE = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
 REGION_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 MIN_LINE = 30  # shorter lines ("return out", "import torch") are too common to be evidence
+WORD_RE = re.compile(r"[^\W_]")  # a line without a letter or digit (a "# ----" rule) is no evidence
 TEXT_SUFFIXES = {".html", ".ipynb", ".md", ".txt", ".js", ".json", ".py", ".css", ".svg"}
 
 
@@ -175,7 +187,11 @@ def secrets(root=ROOT):
             what = f"{folder}/{module.name}"
             for ln in _lines(module.read_text(encoding="utf-8")):
                 hidden.setdefault(ln, what)
-    return {ln: what for ln, what in hidden.items() if len(ln) >= MIN_LINE and ln not in public}
+    return {
+        ln: what
+        for ln, what in hidden.items()
+        if len(ln) >= MIN_LINE and ln not in public and WORD_RE.search(ln)
+    }
 
 
 def _file_text(path):
@@ -187,25 +203,63 @@ def _file_text(path):
     return text
 
 
+def _scan(rel, path, raw, secret, markers):
+    found = []
+    for m in markers:
+        if m.encode() in raw:
+            found.append((rel, f"marker {m}"))
+    if path.suffix == ".zip":  # every member, as if it were a file of the bundle
+        with zipfile.ZipFile(path) as z, tempfile.TemporaryDirectory() as tmp:
+            for info in z.infolist():
+                if info.is_dir():
+                    continue
+                member = Path(tmp) / f"member{Path(info.filename).suffix}"
+                member.write_bytes(z.read(info))
+                inner = f"{rel}/{info.filename}"
+                found += _scan(inner, member, member.read_bytes(), secret, markers)
+        return found
+    if path.suffix not in TEXT_SUFFIXES:
+        return found
+    text = _file_text(path)
+    for m in REGION_MARKERS:
+        if f"### {m}" in text:
+            found.append((rel, f"nbgrader region marker '### {m}'"))
+    for ln in sorted(_lines(text) & secret.keys()):
+        found.append((rel, f"line of {secret[ln]}: {ln[:80]}"))
+    return found
+
+
 def leaks(bundle, root=ROOT, markers=()):
-    """Problems found in the files under ``bundle``: (relative path, what)."""
+    """Problems found in the files under ``bundle`` (and inside its .zip files): (relative path,
+    what)."""
     bundle = Path(bundle)
     secret = secrets(root)
     found = []
     for path in sorted(p for p in bundle.rglob("*") if p.is_file()):
         rel = str(path.relative_to(bundle))
-        raw = path.read_bytes()
-        for m in markers:
-            if m.encode() in raw:
-                found.append((rel, f"marker {m}"))
-        if path.suffix not in TEXT_SUFFIXES:
+        found += _scan(rel, path, path.read_bytes(), secret, markers)
+    return found
+
+
+INSTRUCTOR_PACKAGES = {"solutions", "autograder"}
+
+
+def instructor_imports(folder):
+    """(file, module) for every import of an instructor-only package (solutions, autograder) in
+    the chapter notebooks and helper modules of ``folder`` (the bundle's chapters/): students do
+    not have them, so such a notebook cannot run."""
+    found = []
+    for path in sorted(Path(folder).iterdir()):
+        if path.suffix == ".ipynb":
+            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+            sources = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+        elif path.suffix == ".py":
+            sources = [path.read_text(encoding="utf-8")]
+        else:
             continue
-        text = _file_text(path)
-        for m in REGION_MARKERS:
-            if f"### {m}" in text:
-                found.append((rel, f"nbgrader region marker '### {m}'"))
-        for ln in sorted(_lines(text) & secret.keys()):
-            found.append((rel, f"line of {secret[ln]}: {ln[:80]}"))
+        for src in sources:
+            for name in sorted(coursebook._imported_modules(src) & INSTRUCTOR_PACKAGES):
+                found.append((path.name, name))
     return found
 
 
@@ -223,7 +277,17 @@ def build_bundle(html_dir, out, root=ROOT):
     shutil.copytree(html_dir, out, ignore=shutil.ignore_patterns(".buildinfo", ".doctrees"))
     shutil.rmtree(out / "notebooks", ignore_errors=True)
     generate(assignments(root), out / "notebooks", root=root)
+    write_chapters(out, root=root)
     return out
+
+
+def write_chapters(out, root=ROOT):
+    """The chapter notebooks and their helpers in ``out``/chapters/ and ``out``/chapters.zip,
+    written afresh from the pages (the same code the book build runs)."""
+    out = Path(out)
+    return coursebook.write_chapters(
+        root, out / coursebook.CHAPTERS_DIR, out / coursebook.CHAPTERS_ZIP
+    )
 
 
 def main(argv=None):
@@ -247,6 +311,10 @@ def main(argv=None):
 
     out = build_bundle(args.html, args.out, root=args.root)
     found = leaks(out, root=args.root)
+    found += [
+        (f"{coursebook.CHAPTERS_DIR}/{name}", f"imports {module}, which students do not have")
+        for name, module in instructor_imports(out / coursebook.CHAPTERS_DIR)
+    ]
     if found:
         shutil.rmtree(out)
         for rel, what in found[:50]:
@@ -254,7 +322,11 @@ def main(argv=None):
         print(f"{len(found)} leaks: bundle removed", file=sys.stderr)
         return 1
     count = len(list((out / "notebooks").glob("*/*.ipynb")))
-    print(f"Student bundle: {out}/index.html ({count} notebooks in {out}/notebooks, no leaks)")
+    chapters = len(list((out / coursebook.CHAPTERS_DIR).glob("*.ipynb")))
+    print(
+        f"Student bundle: {out}/index.html ({count} notebooks in {out}/notebooks, "
+        f"{chapters} chapter notebooks in {out}/{coursebook.CHAPTERS_DIR}, no leaks)"
+    )
     return 0
 
 

@@ -18,11 +18,20 @@
 7. Fresh outputs: jupyter-cache keys a page on its own code cells only, so a page that imports a
    changed helper (book/*.py, solutions/*.py) would keep its old outputs; when those files change,
    the cache is emptied and every page runs again.
+8. Chapter notebooks: every chapter page is also written as a notebook, chapters/NN_<topic>.ipynb
+   (converted from its MyST page by myst-nb's reader, outputs empty), next to the book's helper
+   modules that the chapters import (book/<module>.py) and book/matplotlibrc, and zipped whole
+   into chapters.zip; each chapter page links its notebook and the zip under its title. Students
+   run the notebooks from that folder with requirements-student.txt only
+   (tests/test_chapter_notebooks.py).
 """
 
+import ast
 import hashlib
+import json
 import re
 import shutil
+import zipfile
 from pathlib import Path
 
 from sphinx.search import SearchLanguage
@@ -312,6 +321,145 @@ def refresh_cache(cache, digest):
     return stale
 
 
+# Chapter notebooks (8.)
+
+CHAPTERS_DIR = "chapters"  # in the HTML output (and the student bundle): notebooks + helpers
+CHAPTERS_ZIP = "chapters.zip"  # the same folder, zipped, next to index.html
+CHAPTER_DATA = ["matplotlibrc"]  # files of book/ the chapters need besides the imported modules
+CHAPTER_PAGE_RE = re.compile(r"^(\d\d_[a-z_]+)\.md$")
+SUBSTITUTION_RE = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+
+
+def chapter_pages(root):
+    """The chapter pages book/NN_<topic>.md, in order."""
+    book = Path(root) / "book"
+    return sorted(p for p in book.glob("*.md") if CHAPTER_PAGE_RE.match(p.name))
+
+
+def _imported_modules(source):
+    """Top-level names of the modules a piece of Python source imports."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def chapter_notebook(page, substitutions):
+    """The notebook (nbformat node) of one MyST chapter page: code cells as they are, outputs
+    empty, MyST substitutions ({{ assignment_softmax }}) replaced by their HTML, cell ids numbered
+    (the same page always gives the same file)."""
+    import nbformat
+    from myst_nb.core.read import read_myst_markdown_notebook
+
+    text = Path(page).read_text(encoding="utf-8")
+    nb = read_myst_markdown_notebook(text)
+    nb.metadata.pop("jupytext", None)
+    nb.metadata["language_info"] = {"name": "python"}
+    for k, cell in enumerate(nb.cells):
+        cell["id"] = f"{Path(page).stem}-{k:03d}"
+        if cell.cell_type == "markdown":
+            cell.source = SUBSTITUTION_RE.sub(
+                lambda m: str(substitutions.get(m.group(1), m.group(0))), cell.source
+            )
+    nbformat.validate(nb)
+    return nb
+
+
+def chapter_helpers(root, pages):
+    """book/ files the chapter notebooks need beside them: the book modules (book/<name>.py) that
+    the chapters import, and those the modules import in turn, plus CHAPTER_DATA."""
+    import nbformat  # noqa: F401  (chapter_notebook needs it; fail early)
+
+    book = Path(root) / "book"
+    todo = set()
+    for page in pages:
+        for cell in chapter_notebook(page, {}).cells:
+            if cell.cell_type == "code":
+                todo |= _imported_modules(cell.source)
+    found = {}
+    while todo:
+        name = todo.pop()
+        module = book / f"{name}.py"
+        if name in found or not module.is_file():
+            continue
+        found[name] = module
+        todo |= _imported_modules(module.read_text(encoding="utf-8"))
+    files = sorted(found.values())
+    files += [book / name for name in CHAPTER_DATA if (book / name).is_file()]
+    return files
+
+
+def write_chapters(root, dest, zip_path=None):
+    """Write every chapter as dest/NN_<topic>.ipynb with its helpers beside it (dest is emptied
+    first); zip the folder to ``zip_path`` (its files under chapters/). Returns the notebooks."""
+    import nbformat
+
+    root, dest = Path(root), Path(dest)
+    pages = chapter_pages(root)
+    substitutions = assignment_substitutions(root)
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    notebooks = []
+    for page in pages:
+        nb = chapter_notebook(page, substitutions)
+        out = dest / f"{page.stem}.ipynb"
+        out.write_text(json.dumps(nb, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        notebooks.append(out)
+    for helper in chapter_helpers(root, pages):
+        shutil.copyfile(helper, dest / helper.name)
+    if zip_path is not None:
+        with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as z:
+            for path in sorted(dest.iterdir()):
+                z.write(path, f"{CHAPTERS_DIR}/{path.name}")
+    return notebooks
+
+
+NOTEBOOK_LINK_CLASS = "chapter-notebook"
+
+
+def chapter_link(stem):
+    """The paragraph under a chapter's title that links its notebook and the zipped folder."""
+    return (
+        f'<p class="{NOTEBOOK_LINK_CLASS}">이 장을 노트북으로 실행하기: '
+        f'<a class="reference download" href="../{CHAPTERS_DIR}/{stem}.ipynb" '
+        f'download="{stem}.ipynb"><code>{stem}.ipynb</code></a> · 도우미 파일과 모든 장을 함께 '
+        f'내려받기: <a class="reference download" href="../{CHAPTERS_ZIP}" '
+        f'download="{CHAPTERS_ZIP}"><code>{CHAPTERS_ZIP}</code></a> '
+        f"(압축을 푼 <code>{CHAPTERS_DIR}</code> 폴더에서 노트북을 여세요)</p>"
+    )
+
+
+H1_END_RE = re.compile(r"</h1>")
+
+
+def link_chapter_notebook(html, stem):
+    """``html`` with chapter_link(stem) after its first </h1> (once)."""
+    if f'class="{NOTEBOOK_LINK_CLASS}"' in html:
+        return html
+    return H1_END_RE.sub(lambda m: m.group(0) + "\n" + chapter_link(stem), html, count=1)
+
+
+def _write_chapters(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    outdir = Path(app.outdir)
+    notebooks = write_chapters(app.srcdir, outdir / CHAPTERS_DIR, outdir / CHAPTERS_ZIP)
+    for nb in notebooks:
+        page = outdir / "book" / f"{nb.stem}.html"
+        if page.is_file():
+            html = page.read_text(encoding="utf-8")
+            new = link_chapter_notebook(html, nb.stem)
+            if new != html:
+                page.write_text(new, encoding="utf-8")
+
+
 STATIC = Path(__file__).resolve().parents[1] / "_static"
 
 
@@ -340,4 +488,5 @@ def setup(app):
     app.connect("build-finished", _translate_theme)
     app.connect("build-finished", _copy_mathjax)
     app.connect("build-finished", _copy_notebooks)
+    app.connect("build-finished", _write_chapters)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
