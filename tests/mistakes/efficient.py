@@ -446,3 +446,475 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
         "says": "장치",
     },
 ]
+
+SW, GQA, KV = "test_sliding_window_mask", "test_grouped_query_attention", "test_kv_cached_attention"
+LIN, TILED = "test_linear_attention", "test_tiled_attention"
+
+GQA_REF = """def grouped_query_attention(q, k, v, mask=None):
+    h, h_kv = q.shape[-3], k.shape[-3]
+    if h % h_kv != 0:
+        raise ValueError("h must be a multiple of h_kv")
+    k = k.repeat_interleave(h // h_kv, dim=-3)
+    v = v.repeat_interleave(h // h_kv, dim=-3)
+"""
+
+TILED_HEAD = """def tiled_attention(q, k, v, block_size=64, causal=False, mask=None):
+    T, S = q.shape[-2], k.shape[-2]
+    scale = 1.0 / math.sqrt(q.shape[-1])
+    keep = mask
+    if causal:
+        i = torch.arange(T, device=q.device).unsqueeze(-1)
+        j = torch.arange(S, device=q.device)
+        keep = (j <= i + (S - T)) if keep is None else keep & (j <= i + (S - T))
+"""
+
+TILED_LOOP = """    for s0 in range(0, S, block_size):
+        s1 = min(s0 + block_size, S)
+        scores = (q @ k[..., s0:s1, :].transpose(-2, -1)) * scale
+        if keep is not None:
+            block_keep = keep[..., s0:s1] if keep.shape[-1] == S else keep
+            scores = scores.masked_fill(~block_keep, float("-inf"))
+        m_new = torch.maximum(m, scores.amax(dim=-1, keepdim=True))
+        shift = torch.where(torch.isinf(m_new), torch.zeros_like(m_new), m_new)
+        p = torch.exp(scores - shift)
+        alpha = torch.exp(m - shift)
+        l = l * alpha + p.sum(dim=-1, keepdim=True)
+        o = o * alpha + p @ v[..., s0:s1, :]
+        m = m_new
+"""
+
+TILED_ACC = """    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+    l = torch.zeros_like(m)
+    o = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+"""
+
+TILED_END = """    safe = torch.where(l > 0, l, torch.ones_like(l))
+    return torch.where(l > 0, o / safe, torch.zeros_like(o))
+"""
+
+MISTAKES += [
+    {
+        "name": "window_global_rows_by_query_index",
+        "kind": "logic",
+        "cell": "sliding_window_mask",
+        "source": """\
+def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S=None):
+    if S is None:
+        S = T
+    i = torch.arange(S - T, S, device=device).unsqueeze(-1)
+    j = torch.arange(S, device=device)
+    dist = i - j
+    keep = (dist >= 0) & (dist < window) if causal else dist.abs() < window
+    for g in global_tokens:
+        keep[:, g] = True
+        if g < T:
+            keep[g] = True
+    if causal:
+        keep = keep & (dist >= 0)
+    return keep
+""",
+        "fails": [SW],
+        "says": "global",
+    },
+    {
+        "name": "window_global_index_tensor_on_cpu",
+        "kind": "device",
+        "cell": "sliding_window_mask",
+        "source": """\
+def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S=None):
+    if S is None:
+        S = T
+    i = torch.arange(S - T, S, device=device).unsqueeze(-1)
+    j = torch.arange(S, device=device)
+    dist = i - j
+    keep = (dist >= 0) & (dist < window) if causal else dist.abs() < window
+    if len(global_tokens) > 0:
+        g = torch.isin(j, torch.tensor(list(global_tokens)))
+        keep = keep | g[S - T :].unsqueeze(-1) | g
+        if causal:
+            keep = keep & (dist >= 0)
+    return keep
+""",
+        "fails": [SW],
+        "says": "장치",
+    },
+    {
+        "name": "gqa_fill_with_float32_min",
+        "kind": "constant",
+        "cell": "grouped_query_attention",
+        "source": GQA_REF
+        + """    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(torch.float32).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ v
+""",
+        "fails": [GQA],
+        "says": "grouped_query_attention",
+    },
+    {
+        "name": "gqa_scales_query_in_place",
+        "kind": "in-place",
+        "cell": "grouped_query_attention",
+        "source": GQA_REF
+        + """    q /= math.sqrt(q.shape[-1])
+    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ v
+""",
+        "fails": [GQA, KV],
+        "says": "제자리",
+    },
+    {
+        "name": "gqa_zero_rows_on_default_device",
+        "kind": "device",
+        "cell": "grouped_query_attention",
+        "source": GQA_REF
+        + """    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    weights = torch.where(torch.isnan(weights), torch.zeros(weights.shape, dtype=q.dtype), weights)
+    return weights @ v
+""",
+        "fails": [GQA, KV],
+        "says": "장치",
+    },
+    {
+        "name": "kv_mask_arange_on_default_device",
+        "kind": "device",
+        "cell": "kv_cached_attention",
+        "source": """def kv_cached_attention(q_new, k_new, v_new, k_cache=None, v_cache=None):
+    k_all = k_new if k_cache is None else torch.cat([k_cache, k_new], dim=-2)
+    v_all = v_new if v_cache is None else torch.cat([v_cache, v_new], dim=-2)
+    T, S = q_new.shape[-2], k_all.shape[-2]
+    i = torch.arange(T).unsqueeze(-1)
+    j = torch.arange(S)
+    out = grouped_query_attention(q_new, k_all, v_all, mask=j <= i + (S - T))
+    return out, k_all, v_all
+""",
+        "fails": [KV],
+        "says": "장치",
+    },
+    {
+        "name": "kv_mask_excludes_own_position",
+        "kind": "logic",
+        "cell": "kv_cached_attention",
+        "source": """def kv_cached_attention(q_new, k_new, v_new, k_cache=None, v_cache=None):
+    k_all = k_new if k_cache is None else torch.cat([k_cache, k_new], dim=-2)
+    v_all = v_new if v_cache is None else torch.cat([v_cache, v_new], dim=-2)
+    T, S = q_new.shape[-2], k_all.shape[-2]
+    i = torch.arange(T, device=q_new.device).unsqueeze(-1)
+    j = torch.arange(S, device=q_new.device)
+    out = grouped_query_attention(q_new, k_all, v_all, mask=j < i + (S - T))
+    return out, k_all, v_all
+""",
+        "fails": [KV],
+        "says": "kv_cached_attention",
+    },
+    {
+        "name": "linear_phi_elu_without_plus_one",
+        "kind": "logic",
+        "cell": "linear_attention",
+        "source": """def linear_attention(q, k, v, causal=False, eps=1e-6):
+    phi_q, phi_k = F.elu(q), F.elu(k)
+    if causal:
+        kv = torch.cumsum(phi_k.unsqueeze(-1) * v.unsqueeze(-2), dim=-3)
+        z = torch.cumsum(phi_k, dim=-2)
+        num = (phi_q.unsqueeze(-1) * kv).sum(dim=-2)
+    else:
+        kv = phi_k.transpose(-2, -1) @ v
+        z = phi_k.sum(dim=-2, keepdim=True)
+        num = phi_q @ kv
+    den = (phi_q * z).sum(dim=-1, keepdim=True)
+    return num / (den + eps)
+""",
+        "fails": [LIN],
+        "says": "linear_attention",
+    },
+    {
+        "name": "linear_causal_cumsum_over_features",
+        "kind": "logic",
+        "cell": "linear_attention",
+        "source": """def linear_attention(q, k, v, causal=False, eps=1e-6):
+    phi_q, phi_k = F.elu(q) + 1, F.elu(k) + 1
+    if causal:
+        kv = torch.cumsum(phi_k.unsqueeze(-1) * v.unsqueeze(-2), dim=-2)
+        z = torch.cumsum(phi_k, dim=-1)
+        num = (phi_q.unsqueeze(-1) * kv).sum(dim=-2)
+    else:
+        kv = phi_k.transpose(-2, -1) @ v
+        z = phi_k.sum(dim=-2, keepdim=True)
+        num = phi_q @ kv
+    den = (phi_q * z).sum(dim=-1, keepdim=True)
+    return num / (den + eps)
+""",
+        "fails": [LIN],
+        "says": "causal",
+    },
+    {
+        "name": "linear_float32_result",
+        "kind": "logic",
+        "cell": "linear_attention",
+        "source": """def linear_attention(q, k, v, causal=False, eps=1e-6):
+    q, k, v = q.float(), k.float(), v.float()
+    phi_q, phi_k = F.elu(q) + 1, F.elu(k) + 1
+    if causal:
+        kv = torch.cumsum(phi_k.unsqueeze(-1) * v.unsqueeze(-2), dim=-3)
+        z = torch.cumsum(phi_k, dim=-2)
+        num = (phi_q.unsqueeze(-1) * kv).sum(dim=-2)
+    else:
+        kv = phi_k.transpose(-2, -1) @ v
+        z = phi_k.sum(dim=-2, keepdim=True)
+        num = phi_q @ kv
+    den = (phi_q * z).sum(dim=-1, keepdim=True)
+    return num / (den + eps)
+""",
+        "fails": [LIN],
+        "says": "dtype",
+    },
+    {
+        "name": "tiled_drops_short_last_block",
+        "kind": "logic",
+        "cell": "tiled_attention",
+        "source": TILED_HEAD
+        + TILED_ACC
+        + TILED_LOOP.replace("range(0, S, block_size)", "range(0, S - block_size + 1, block_size)")
+        + TILED_END,
+        "fails": [TILED],
+        "says": "tiled_attention",
+    },
+    {
+        "name": "tiled_causal_arange_on_default_device",
+        "kind": "device",
+        "cell": "tiled_attention",
+        "source": TILED_HEAD.replace(", device=q.device)", ")")
+        + TILED_ACC
+        + TILED_LOOP
+        + TILED_END,
+        "fails": [TILED],
+        "says": "장치",
+    },
+    {
+        "name": "tiled_empty_rows_divide_by_zero",
+        "kind": "logic",
+        "cell": "tiled_attention",
+        "source": TILED_HEAD + TILED_ACC + TILED_LOOP + "    return o / l\n",
+        "fails": [TILED],
+        "says": "NaN",
+    },
+    {
+        "name": "tiled_accumulators_in_float32",
+        "kind": "logic",
+        "cell": "tiled_attention",
+        "source": TILED_HEAD
+        + TILED_ACC.replace("dtype=q.dtype", "dtype=torch.float32")
+        + TILED_LOOP
+        + TILED_END,
+        "fails": [TILED],
+        "says": "dtype",
+    },
+    {
+        "name": "tiled_fill_finfo_min",
+        "kind": "logic",
+        "cell": "tiled_attention",
+        "source": TILED_HEAD
+        + TILED_ACC
+        + TILED_LOOP.replace('float("-inf"))', "torch.finfo(scores.dtype).min)")
+        + TILED_END,
+        "fails": [TILED],
+        "says": "tiled_attention",
+    },
+    {
+        "name": "tiled_no_scale",
+        "kind": "logic",
+        "cell": "tiled_attention",
+        "source": TILED_HEAD.replace("1.0 / math.sqrt(q.shape[-1])", "1.0")
+        + TILED_ACC
+        + TILED_LOOP
+        + TILED_END,
+        "fails": [TILED],
+        "says": "tiled_attention",
+    },
+]
+
+CORRECT = [
+    {
+        "name": "ok_window_by_tril_and_triu",
+        "cell": "sliding_window_mask",
+        "source": """\
+def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S=None):
+    if S is None:
+        S = T
+    ones = torch.ones(T, S, dtype=torch.bool, device=device)
+    past = ones.tril(S - T)
+    band = past & ones.triu(S - T - window + 1)
+    if not causal:
+        band = band | (ones.triu(S - T) & ones.tril(S - T + window - 1))
+    for g in global_tokens:
+        band[:, g] = True
+        if g >= S - T:
+            band[g - (S - T)] = True
+    if causal:
+        band = band & past
+    return band
+""",
+        "why": "diagonal offsets of tril/triu instead of a distance matrix; a loop for globals",
+    },
+    {
+        "name": "ok_gqa_grouped_queries_broadcast",
+        "cell": "grouped_query_attention",
+        "source": """def grouped_query_attention(q, k, v, mask=None):
+    B, h, T, d = q.shape
+    h_kv = k.shape[-3]
+    if h % h_kv != 0:
+        raise ValueError("h must be a multiple of h_kv")
+    r = h // h_kv
+    qg = q.reshape(B, h_kv, r, T, d)
+    scores = qg @ k.unsqueeze(2).transpose(-2, -1) / math.sqrt(d)
+    scores = scores.reshape(B, h, T, -1)
+    if mask is not None:
+        scores = torch.where(mask, scores, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = torch.where(mask, weights, 0.0)
+    out = weights.reshape(B, h_kv, r, T, -1) @ v.unsqueeze(2)
+    return out.reshape(B, h, T, v.shape[-1])
+""",
+        "why": "queries grouped (B, h_kv, r, T, d) against unrepeated k/v; -inf fill, NaN rows "
+        "of fully blocked queries replaced by torch.where(mask, w, 0)",
+    },
+    {
+        "name": "ok_gqa_expand_einsum",
+        "cell": "grouped_query_attention",
+        "source": """def grouped_query_attention(q, k, v, mask=None):
+    B, h, T, d = q.shape
+    h_kv, S = k.shape[-3], k.shape[-2]
+    if h % h_kv != 0:
+        raise ValueError("h must be a multiple of h_kv")
+    r = h // h_kv
+    k = k[:, :, None].expand(B, h_kv, r, S, d).reshape(B, h, S, d)
+    v = v[:, :, None].expand(B, h_kv, r, S, v.shape[-1]).reshape(B, h, S, v.shape[-1])
+    scores = torch.einsum("bhtd,bhsd->bhts", q / math.sqrt(d), k)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights * mask
+    return torch.einsum("bhts,bhsd->bhtd", weights, v)
+""",
+        "why": "expand+reshape in group order, einsum, query scaled before the product",
+    },
+    {
+        "name": "ok_kv_tril_mask",
+        "cell": "kv_cached_attention",
+        "source": """def kv_cached_attention(q_new, k_new, v_new, k_cache=None, v_cache=None):
+    if k_cache is not None:
+        k_new = torch.cat((k_cache, k_new), dim=2)
+        v_new = torch.cat((v_cache, v_new), dim=2)
+    T, S = q_new.shape[2], k_new.shape[2]
+    mask = torch.ones(T, S, dtype=torch.bool, device=q_new.device).tril(S - T)
+    return grouped_query_attention(q_new, k_new, v_new, mask), k_new, v_new
+""",
+        "why": "tril with diagonal S - T instead of two aranges",
+    },
+    {
+        "name": "ok_linear_float64_and_loop",
+        "cell": "linear_attention",
+        "source": """def linear_attention(q, k, v, causal=False, eps=1e-6):
+    phi_q = (F.elu(q.double()) + 1)
+    phi_k = (F.elu(k.double()) + 1)
+    vd = v.double()
+    if not causal:
+        kv = torch.einsum("...sk,...sv->...kv", phi_k, vd)
+        z = phi_k.sum(dim=-2)
+        num = torch.einsum("...tk,...kv->...tv", phi_q, kv)
+        den = torch.einsum("...tk,...k->...t", phi_q, z).unsqueeze(-1)
+        return (num / (den + eps)).to(q.dtype)
+    kv = torch.zeros(*phi_k.shape[:-2], k.shape[-1], v.shape[-1], dtype=vd.dtype, device=q.device)
+    z = torch.zeros(*phi_k.shape[:-2], k.shape[-1], dtype=vd.dtype, device=q.device)
+    outs = []
+    for t in range(q.shape[-2]):
+        kv = kv + phi_k[..., t, :, None] * vd[..., t, None, :]
+        z = z + phi_k[..., t, :]
+        num = (phi_q[..., t, :, None] * kv).sum(dim=-2)
+        den = (phi_q[..., t, :] * z).sum(dim=-1, keepdim=True)
+        outs.append(num / (den + eps))
+    return torch.stack(outs, dim=-2).to(q.dtype)
+""",
+        "why": "float64 inside, cast back to q.dtype; causal sums by an explicit running loop",
+    },
+    {
+        "name": "ok_tiled_float64_inside",
+        "cell": "tiled_attention",
+        "source": """def tiled_attention(q, k, v, block_size=64, causal=False, mask=None):
+    dtype = q.dtype
+    q, k, v = q.double(), k.double(), v.double()
+"""
+        + TILED_HEAD.split("\n", 1)[1]
+        + TILED_ACC
+        + TILED_LOOP
+        + TILED_END.replace("return ", "out = ")
+        + "    return out.to(dtype)\n",
+        "why": "the reference algorithm run in float64, result cast back to q.dtype",
+    },
+]
+
+OPEN = [
+    {
+        "name": "window_built_on_cpu_then_moved",
+        "kind": "device",
+        "cell": "sliding_window_mask",
+        "source": """\
+def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S=None):
+    if S is None:
+        S = T
+    i = torch.arange(S - T, S).unsqueeze(-1)
+    j = torch.arange(S)
+    dist = i - j
+    keep = (dist >= 0) & (dist < window) if causal else dist.abs() < window
+    if len(global_tokens) > 0:
+        g = torch.zeros(S, dtype=torch.bool)
+        g[list(global_tokens)] = True
+        keep = keep | g[S - T :].unsqueeze(-1) | g
+        if causal:
+            keep = keep & (dist >= 0)
+    return keep.to(device)
+""",
+        "fails": [SW],
+        "says": "장치",
+        "why": (
+            "full marks: the mask is built on CPU and moved with .to(device), which the spec "
+            "forbids; only the result's device is checked"
+        ),
+    },
+    {
+        "name": "gqa_no_value_error",
+        "kind": "logic",
+        "cell": "grouped_query_attention",
+        "source": """def grouped_query_attention(q, k, v, mask=None):
+    r = q.shape[-3] // k.shape[-3]
+    k = k.repeat_interleave(r, dim=-3)
+    v = v.repeat_interleave(r, dim=-3)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ v
+""",
+        "fails": [GQA],
+        "says": "ValueError",
+        "why": (
+            "full marks: h % h_kv != 0 raises no ValueError (a RuntimeError from the matmul, "
+            "or a wrong result) and nothing checks it"
+        ),
+    },
+]
