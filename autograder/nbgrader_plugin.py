@@ -13,6 +13,8 @@ Configured in exercises/nbgrader_config.py by :func:`configure`:
   ``autograder`` holds the grading seconds: class_report.py reads both from autograded/.
   Hidden-test regions are removed from the test cells.
 - ``SaveAutoGradesOnce``: nbgrader's SaveAutoGrades with one commit per notebook.
+- ``nbgrader generate_feedback`` writes its pages with feedback.OfflineMathHTMLExporter (math
+  as MathML, no MathJax from a CDN).
 
 Workarounds of nbgrader internals live in nbgrader_fixes.py.
 """
@@ -430,3 +432,5 @@ def configure(c, jobs=1, checks_dir="", unsafe_no_sandbox=False):
     c.EngineGrade.jobs = jobs
     c.EngineGrade.checks_dir = checks_dir
     c.EngineGrade.unsafe_no_sandbox = unsafe_no_sandbox
+    # feedback pages show their math offline: MathML written with the page, no MathJax CDN
+    c.GenerateFeedback.exporter_class = "autograder.feedback.OfflineMathHTMLExporter"

@@ -10,6 +10,7 @@ import csv
 import fcntl
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -34,6 +35,9 @@ SCALE = (
 )
 GOOD = {"softmax_sol": SOFTMAX, "scale_sol": SCALE}
 HANG = "def softmax(x, dim=-1):\n    while True:\n        pass\n"
+MATH = (
+    "Scale: $y_i = w_i x_i$, and\n\n$$\\mathrm{softmax}(x)_i = \\frac{e^{x_i}}{\\sum_j e^{x_j}}$$"
+)
 MAX_BYTES = 8000  # c.SubmissionLimits.max_bytes of the test course (a notebook is ~2 KB)
 
 
@@ -56,6 +60,10 @@ def make_course(root, config="", before=()):
     """The fixture course at ``root`` with ``config`` appended to its nbgrader_config.py, the
     nbgrader commands ``before`` run, then `demo` generated -> its release notebook (JSON)."""
     shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("__pycache__", ".canary-*"))
+    source = root / "source/demo/demo.ipynb"
+    nb = json.loads(source.read_text())
+    nb["cells"].append(nbformat.v4.new_markdown_cell(MATH))  # for the feedback page's math
+    source.write_text(json.dumps(nb))
     with open(root / "nbgrader_config.py", "a") as f:
         f.write(f"c.SandboxLimits.wall_s = 4.0\n{config}")
     for args in before:
@@ -161,6 +169,7 @@ def test_feedback_and_class_report_show_the_problems(graded):
     for student, (_, words) in expected.items():
         page = (root / "feedback" / student / "demo" / "demo.html").read_text()
         assert ("채점 안내" in page) == (words is not None), student
+        offline_math(page)
         if words:
             assert words.replace("'", "&#39;") in page or words in page, student
     run([sys.executable, "-m", "autograder", "report", "demo", "--quiet"], root)
@@ -174,6 +183,30 @@ def test_feedback_and_class_report_show_the_problems(graded):
     assert "<h1>반 보고서: demo</h1>" in text and "문항별 난이도" in text
     assert '<a href="../feedback/good/demo/demo.html">demo</a>' in text
     assert "제출물 문제 (8명)" in text
+
+
+def offline_math(page):
+    """A feedback page shows its math without a network: MathML, no script from elsewhere."""
+    assert not re.search(r"<script[^>]*\bsrc=", page), re.findall(r"<script[^>]*>", page)
+    assert "mathjax" not in page.lower() and "$$" not in page and "$y_i" not in page
+    assert page.count('<math display="inline"') >= 1
+    assert page.count('<math display="block"') >= 1 and "<mfrac>" in page
+
+
+def test_feedback_math_of_every_release_notebook_is_mathml():
+    """Every formula of the course's release notebooks renders as MathML (none left as TeX)."""
+    from autograder.feedback import OfflineMathHTMLExporter
+
+    exporter = OfflineMathHTMLExporter()
+    for path in sorted((REPO / "exercises/release").glob("*/*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        nb.cells = [c for c in nb.cells if c.cell_type == "markdown"]
+        dollars = sum(c.source.count("$") for c in nb.cells)
+        page, _ = exporter.from_notebook_node(nb)
+        body = page[page.index("<body") :]
+        assert dollars and "<math" in body, path.name
+        assert "$" not in body and 'class="tex"' not in body, path.name
+        assert "mathjax" not in page.lower(), path.name
 
 
 @pytest.mark.slow

@@ -1,0 +1,70 @@
+"""Feedback pages that show their math without a network: ``nbgrader generate_feedback``.
+
+nbgrader's feedback template loads MathJax from a CDN, so a student who opens the page offline
+sees raw TeX (``$\\sqrt{d_k}$``). ``OfflineMathHTMLExporter`` (configured by
+nbgrader_plugin.configure as ``c.GenerateFeedback.exporter_class``) renders every ``$...$``,
+``$$...$$``, ``\\(...\\)``, ``\\[...\\]`` and ``\\begin{env}...\\end{env}`` of the markdown cells
+to MathML when the page is written (latex2mathml, pure Python; every browser shows MathML) and
+drops the MathJax script. TeX that latex2mathml cannot read stays as text, in a ``<code>``.
+"""
+
+import html
+import re
+
+from jinja2 import pass_context
+from nbconvert.exporters import HTMLExporter
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+
+# the block nbconvert's mathjax() macro writes (templates/base/mathjax.html.j2)
+MATHJAX_BLOCK = re.compile(r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.S)
+MATHJAX_SCRIPT = re.compile(
+    r"<script[^>]*mathjax[^>]*>\s*</script>|<!-- Loading mathjax macro -->\n?", re.I
+)
+
+
+def tex_to_mathml(tex, display=False):
+    """MathML of ``tex``; ``<code>`` holding the TeX when latex2mathml cannot convert it."""
+    from latex2mathml.converter import convert
+
+    try:
+        return convert(tex.strip(), display="block" if display else "inline")
+    except Exception:
+        delim = "$$" if display else "$"
+        return f'<code class="tex">{html.escape(delim + tex + delim, quote=False)}</code>'
+
+
+class MathMLRenderer(IPythonRenderer):
+    """nbconvert's markdown renderer with math written as MathML instead of TeX for MathJax."""
+
+    def block_math(self, body):
+        return tex_to_mathml(body, display=True)
+
+    def inline_math(self, body):
+        return tex_to_mathml(body)
+
+    def latex_environment(self, name, body):
+        return tex_to_mathml(f"\\begin{{{name}}}{body}\\end{{{name}}}", display=True)
+
+
+class OfflineMathHTMLExporter(HTMLExporter):
+    """HTMLExporter of the feedback pages: math as MathML, no MathJax script."""
+
+    @pass_context
+    def markdown2html(self, context, source):
+        cell = context.get("cell", {})
+        path = context.get("resources", {}).get("metadata", {}).get("path", "")
+        renderer = MathMLRenderer(
+            escape=False,
+            attachments=cell.get("attachments", {}),
+            embed_images=self.embed_images,
+            path=path,
+            anchor_link_text=self.anchor_link_text,
+            exclude_anchor_links=self.exclude_anchor_links,
+            **self.lexer_options,
+        )
+        return MarkdownWithMath(renderer=renderer).render(source)
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        output, resources = super().from_notebook_node(nb, resources, **kw)
+        output = MATHJAX_SCRIPT.sub("", MATHJAX_BLOCK.sub("", output))
+        return output, resources
