@@ -560,3 +560,651 @@ MISTAKES = [
         "says": "length penalty changes the winner",
     },
 ]
+
+# ---------------------------------------------------------------------------------------------
+# More mistakes, written as one-snippet edits of reference-like cells (``_fix`` insists that the
+# snippet occurs exactly once, so a change of the base cannot silently turn a mistake into the
+# answer).
+
+
+def _fix(source, old, new):
+    if source.count(old) != 1:
+        raise ValueError(f"snippet not found exactly once: {old!r}")
+    return source.replace(old, new)
+
+
+def _entry(name, kind, cell, source, fails, says):
+    return {
+        "name": name,
+        "kind": kind,
+        "cell": cell,
+        "source": source,
+        "fails": fails,
+        "says": says,
+    }
+
+
+_GREEDY = '''def greedy_decode(table, idx, max_new_tokens, eos_id=None):
+    """Greedy decoding with TableLM(table). idx (B, T) long -> (B, T + n), n <= max_new_tokens."""
+    model = TableLM(table)
+    done = torch.zeros(idx.shape[0], 1, dtype=torch.bool, device=idx.device)
+    for _ in range(max_new_tokens):
+        nxt = model(idx)[:, -1, :].argmax(dim=-1, keepdim=True)
+        if eos_id is not None:
+            nxt = nxt.masked_fill(done, eos_id)
+            done = done | (nxt == eos_id)
+        idx = torch.cat([idx, nxt], dim=1)
+        if eos_id is not None and bool(done.all()):
+            break
+    return idx
+'''
+
+_TOP_K = '''def top_k_filter(logits, k):
+    """Keep the k largest logits per row (ties with the k-th kept), the rest -> -inf."""
+    k = min(int(k), logits.shape[-1])
+    kth_largest = torch.topk(logits, k, dim=-1).values[..., -1:]
+    return torch.where(logits >= kth_largest, logits, torch.full_like(logits, float("-inf")))
+'''
+
+_TOP_P = '''def top_p_filter(logits, p):
+    """Nucleus filter: keep a token when the mass of the tokens before it is < p."""
+    if p >= 1.0:
+        return logits.clone()
+    sorted_logits, order = torch.sort(logits, dim=-1, descending=True, stable=True)
+    probs = torch.softmax(sorted_logits, dim=-1)
+    mass_before = torch.cumsum(probs, dim=-1) - probs
+    keep_sorted = mass_before < p
+    keep_sorted[..., 0] = True
+    keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
+    return logits.masked_fill(~keep, float("-inf"))
+'''
+
+_PENALTY = '''def apply_repetition_penalty(logits, prev_ids, penalty):
+    """Hugging Face repetition penalty over the ids of each row."""
+    if prev_ids.shape[-1] == 0:
+        return logits.clone()
+    seen = logits.gather(-1, prev_ids)
+    seen = torch.where(seen > 0, seen / penalty, seen * penalty)
+    return logits.scatter(-1, prev_ids, seen)
+'''
+
+_NGRAM = '''def no_repeat_ngram_ban(logits, ids, n):
+    """Set to -inf every token that would complete an n-gram already in ids (B, L)."""
+    L = ids.shape[-1]
+    if n <= 0 or L < n:
+        return logits.clone()
+    grams = ids.unfold(-1, n, 1)
+    prefix = ids[:, L - n + 1 :].unsqueeze(1)
+    match = (grams[..., :-1] == prefix).all(dim=-1)
+    hits = torch.zeros(logits.shape, dtype=torch.long, device=logits.device)
+    hits = hits.scatter_add(-1, grams[..., -1], match.long())
+    return logits.masked_fill(hits > 0, float("-inf"))
+'''
+
+_GENERATE = '''def generate(
+    table,
+    idx,
+    max_new_tokens,
+    seed,
+    temperature=1.0,
+    top_k=None,
+    top_p=None,
+    repetition_penalty=1.0,
+    no_repeat_ngram_size=0,
+    eos_id=None,
+):
+    """Seeded sampling with TableLM(table). idx (B, T) long -> (B, T + n)."""
+    model = TableLM(table)
+    gen = make_generator(seed, idx.device)
+    done = torch.zeros(idx.shape[0], 1, dtype=torch.bool, device=idx.device)
+    for _ in range(max_new_tokens):
+        logits = model(idx)[:, -1, :]
+        logits = apply_repetition_penalty(logits, idx, repetition_penalty)
+        logits = no_repeat_ngram_ban(logits, idx, no_repeat_ngram_size)
+        if temperature == 0:
+            nxt = logits.argmax(dim=-1, keepdim=True)
+        else:
+            logits = logits / temperature
+            if top_k:
+                logits = top_k_filter(logits, top_k)
+            if top_p is not None and top_p < 1.0:
+                logits = top_p_filter(logits, top_p)
+            probs = torch.softmax(logits, dim=-1)
+            nxt = torch.multinomial(probs, num_samples=1, generator=gen)
+        if eos_id is not None:
+            nxt = nxt.masked_fill(done, eos_id)
+            done = done | (nxt == eos_id)
+        idx = torch.cat([idx, nxt], dim=1)
+        if eos_id is not None and bool(done.all()):
+            break
+    return idx
+'''
+
+_BEAM = (
+    "def beam_search(table, idx, beam_size, max_new_tokens, eos_id=None, "
+    '''length_penalty=0.0):
+    """Beam search with TableLM(table) for one prompt idx (1, T) -> (tokens, score)."""
+    if max_new_tokens <= 0:
+        return idx, 0.0
+    model = TableLM(table)
+
+    def lp(n):
+        return ((5.0 + n) / 6.0) ** length_penalty
+
+    beams = idx
+    sums = torch.zeros(1, dtype=torch.float64, device=idx.device)
+    best, best_score = None, float("-inf")
+    for t in range(1, max_new_tokens + 1):
+        logp = F.log_softmax(model(beams)[:, -1, :].double(), dim=-1)
+        V = logp.shape[-1]
+        cand = (sums[:, None] + logp).reshape(-1)
+        top = torch.topk(cand, min(2 * beam_size, cand.numel()))
+        rows, new_sums = [], []
+        for rank, (s, flat) in enumerate(zip(top.values.tolist(), top.indices.tolist())):
+            b, tok = divmod(flat, V)
+            seq = torch.cat([beams[b], beams.new_tensor([tok])])
+            if eos_id is not None and tok == eos_id:
+                if rank < beam_size and s / lp(t) > best_score:
+                    best, best_score = seq, s / lp(t)
+            elif len(rows) < beam_size:
+                rows.append(seq)
+                new_sums.append(s)
+        if not rows:
+            return best.unsqueeze(0), best_score
+        beams = torch.stack(rows)
+        sums = torch.tensor(new_sums, dtype=torch.float64, device=idx.device)
+    final = sums / lp(max_new_tokens)
+    i = int(final.argmax())
+    if float(final[i]) > best_score:
+        best, best_score = beams[i], float(final[i])
+    return best.unsqueeze(0), best_score
+'''
+)
+
+GREEDY, TOP_K, TOP_P, PENALTY, NGRAM, GENERATE, BEAM = (
+    "test_greedy_decode",
+    "test_top_k_filter",
+    "test_top_p_filter",
+    "test_repetition_penalty",
+    "test_no_repeat_ngram",
+    "test_generate",
+    "test_beam_search",
+)
+
+MISTAKES += [
+    # ------------------------------------------------------------------ greedy_decode
+    _entry(
+        "greedy_stops_when_any_row_finishes",
+        "logic",
+        "greedy_decode",
+        _fix(_GREEDY, "bool(done.all())", "bool(done.any())"),
+        [GREEDY],
+        "greedy_decode",
+    ),
+    # ------------------------------------------------------------------ top_k_filter
+    _entry(
+        "top_k_fill_tensor_on_cpu",
+        "device",
+        "top_k_filter",
+        _fix(
+            _TOP_K,
+            'torch.full_like(logits, float("-inf"))',
+            'torch.full(logits.shape, float("-inf"), dtype=logits.dtype)',
+        ),
+        [TOP_K, GENERATE],
+        "장치(device)",
+    ),
+    _entry(
+        "top_k_fill_tensor_default_dtype",
+        "logic",
+        "top_k_filter",
+        _fix(
+            _TOP_K,
+            'torch.full_like(logits, float("-inf"))',
+            'torch.full(logits.shape, float("-inf"), device=logits.device)',
+        ),
+        [TOP_K],
+        "dtype",
+    ),
+    # ------------------------------------------------------------------ top_p_filter
+    _entry(
+        "top_p_sort_ascending_then_flip",
+        "logic",
+        "top_p_filter",
+        _fix(
+            _TOP_P,
+            "    sorted_logits, order = torch.sort(logits, dim=-1, descending=True, stable=True)\n",
+            "    sorted_logits, order = torch.sort(logits, dim=-1, stable=True)\n"
+            "    sorted_logits, order = sorted_logits.flip(-1), order.flip(-1)\n",
+        ),
+        [TOP_P],
+        "top_p_filter",
+    ),
+    _entry(
+        "top_p_keeps_token_when_mass_equals_p",
+        "logic",
+        "top_p_filter",
+        _fix(_TOP_P, "keep_sorted = mass_before < p", "keep_sorted = mass_before <= p"),
+        [TOP_P],
+        "top_p_filter",
+    ),
+    _entry(
+        "top_p_keep_mask_on_cpu",
+        "device",
+        "top_p_filter",
+        _fix(
+            _TOP_P,
+            "keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)",
+            "keep = torch.zeros(logits.shape, dtype=torch.bool).scatter(-1, order, keep_sorted)",
+        ),
+        [TOP_P, GENERATE],
+        "장치(device)",
+    ),
+    _entry(
+        "top_p_one_returns_logits_itself",
+        "in-place",
+        "top_p_filter",
+        _fix(_TOP_P, "        return logits.clone()\n", "        return logits\n"),
+        [TOP_P],
+        "top_p_filter",
+    ),
+    # ------------------------------------------------------------------ apply_repetition_penalty
+    _entry(
+        "repetition_penalty_shared_across_rows",
+        "logic",
+        "apply_repetition_penalty",
+        '''def apply_repetition_penalty(logits, prev_ids, penalty):
+    """Hugging Face repetition penalty for the tokens seen so far."""
+    ids = prev_ids.reshape(-1).unique()
+    out = logits.clone()
+    seen = out[:, ids]
+    out[:, ids] = torch.where(seen > 0, seen / penalty, seen * penalty)
+    return out
+''',
+        [PENALTY, GENERATE],
+        "apply_repetition_penalty",
+    ),
+    _entry(
+        "repetition_penalty_seen_mask_on_cpu",
+        "device",
+        "apply_repetition_penalty",
+        '''def apply_repetition_penalty(logits, prev_ids, penalty):
+    """Hugging Face repetition penalty through a (B, V) mask of the seen tokens."""
+    seen = torch.zeros(logits.shape, dtype=torch.bool).scatter(-1, prev_ids, True)
+    penalised = torch.where(logits > 0, logits / penalty, logits * penalty)
+    return torch.where(seen, penalised, logits)
+''',
+        [PENALTY, GENERATE],
+        "장치(device)",
+    ),
+    # ------------------------------------------------------------------ no_repeat_ngram_ban
+    _entry(
+        "ngram_skips_the_last_gram",
+        "logic",
+        "no_repeat_ngram_ban",
+        _fix(_NGRAM, "grams = ids.unfold(-1, n, 1)", "grams = ids.unfold(-1, n, 1)[:, :-1]"),
+        [NGRAM, GENERATE],
+        "no_repeat_ngram_ban",
+    ),
+    _entry(
+        "ngram_size_zero_not_off",
+        "logic",
+        "no_repeat_ngram_ban",
+        _fix(_NGRAM, "if n <= 0 or L < n:", "if L < n:"),
+        [NGRAM, GENERATE],
+        "no_repeat_ngram_ban",
+    ),
+    _entry(
+        "ngram_off_returns_logits_itself",
+        "in-place",
+        "no_repeat_ngram_ban",
+        _fix(_NGRAM, "        return logits.clone()\n", "        return logits\n"),
+        [NGRAM],
+        "no_repeat_ngram_ban",
+    ),
+    # ------------------------------------------------------------------ generate
+    _entry(
+        "generate_top_k_zero_not_off",
+        "logic",
+        "generate",
+        _fix(_GENERATE, "            if top_k:\n", "            if top_k is not None:\n"),
+        [GENERATE],
+        "generate",
+    ),
+    _entry(
+        "generate_samples_only_live_rows",
+        "randomness",
+        "generate",
+        _fix(
+            _GENERATE,
+            "            nxt = torch.multinomial(probs, num_samples=1, generator=gen)\n",
+            "            nxt = torch.full_like(idx[:, :1], 0 if eos_id is None else eos_id)\n"
+            "            live = ~done[:, 0]\n"
+            "            nxt[live] = torch.multinomial(probs[live], 1, generator=gen)\n",
+        ),
+        [GENERATE],
+        "생성기",
+    ),
+    _entry(
+        "generate_filters_before_penalty",
+        "logic",
+        "generate",
+        _fix(
+            _GENERATE,
+            """        logits = apply_repetition_penalty(logits, idx, repetition_penalty)
+        logits = no_repeat_ngram_ban(logits, idx, no_repeat_ngram_size)
+        if temperature == 0:
+            nxt = logits.argmax(dim=-1, keepdim=True)
+        else:
+            logits = logits / temperature
+            if top_k:
+                logits = top_k_filter(logits, top_k)
+            if top_p is not None and top_p < 1.0:
+                logits = top_p_filter(logits, top_p)
+""",
+            """        if temperature != 0:
+            logits = logits / temperature
+            if top_k:
+                logits = top_k_filter(logits, top_k)
+            if top_p is not None and top_p < 1.0:
+                logits = top_p_filter(logits, top_p)
+        logits = apply_repetition_penalty(logits, idx, repetition_penalty)
+        logits = no_repeat_ngram_ban(logits, idx, no_repeat_ngram_size)
+        if temperature == 0:
+            nxt = logits.argmax(dim=-1, keepdim=True)
+        else:
+""",
+        ),
+        [GENERATE],
+        "generate",
+    ),
+    # ------------------------------------------------------------------ beam_search
+    _entry(
+        "beam_log_probs_in_float32",
+        "constant",
+        "beam_search",
+        _fix(
+            _BEAM,
+            "F.log_softmax(model(beams)[:, -1, :].double(), dim=-1)",
+            "F.log_softmax(model(beams)[:, -1, :].float(), dim=-1)",
+        ),
+        [BEAM],
+        "beam_search",
+    ),
+    _entry(
+        "beam_every_eos_candidate_finishes",
+        "logic",
+        "beam_search",
+        _fix(
+            _BEAM,
+            "if rank < beam_size and s / lp(t) > best_score:",
+            "if s / lp(t) > best_score:",
+        ),
+        [BEAM],
+        "beam_search",
+    ),
+    _entry(
+        "beam_only_beam_size_candidates",
+        "logic",
+        "beam_search",
+        _fix(
+            _BEAM,
+            "torch.topk(cand, min(2 * beam_size, cand.numel()))",
+            "torch.topk(cand, min(beam_size, cand.numel()))",
+        ),
+        [BEAM],
+        "beam_search",
+    ),
+    _entry(
+        "beam_final_beams_not_normalised",
+        "logic",
+        "beam_search",
+        _fix(_BEAM, "final = sums / lp(max_new_tokens)", "final = sums"),
+        [BEAM],
+        "beam_search",
+    ),
+    _entry(
+        "beam_tie_prefers_live_beam",
+        "logic",
+        "beam_search",
+        _fix(_BEAM, "if float(final[i]) > best_score:", "if float(final[i]) >= best_score:"),
+        [BEAM],
+        "beam_search",
+    ),
+    _entry(
+        "beam_new_token_on_cpu",
+        "device",
+        "beam_search",
+        _fix(
+            _BEAM,
+            "seq = torch.cat([beams[b], beams.new_tensor([tok])])",
+            "seq = torch.cat([beams[b], torch.tensor([tok])])",
+        ),
+        [BEAM],
+        "장치(device)",
+    ),
+    _entry(
+        "beam_score_is_a_tensor",
+        "logic",
+        "beam_search",
+        _fix(
+            _BEAM,
+            "best, best_score = beams[i], float(final[i])",
+            "best, best_score = beams[i], final[i]",
+        ),
+        [BEAM],
+        "beam_search",
+    ),
+    _entry(
+        "beam_zero_steps_int_score",
+        "logic",
+        "beam_search",
+        _fix(_BEAM, "        return idx, 0.0\n", "        return idx, 0\n"),
+        [BEAM],
+        "beam_search",
+    ),
+]
+
+# Graded full marks although they break the spec (the grader's gaps, kept out of MISTAKES): the
+# why says what the grader did.
+_OPEN_WHY = {
+    "top_p_keeps_token_when_mass_equals_p": (
+        "full marks: no graded row where the mass before a token equals p exactly (4 equal"
+        " logits, p = 0.5 keeps 3 tokens instead of 2)"
+    ),
+    "top_p_one_returns_logits_itself": (
+        "full marks: top_p_filter(x, 1.0) returning x itself (not a new tensor) is not checked"
+    ),
+    "ngram_off_returns_logits_itself": (
+        "full marks: no_repeat_ngram_ban returning the input object for n <= 0 or L < n is not"
+        " checked"
+    ),
+    "generate_top_k_zero_not_off": (
+        "full marks: generate(..., top_k=0) is never graded (this crashes in top_k_filter)"
+    ),
+    "beam_log_probs_in_float32": (
+        "full marks: the hidden checks compare scores loosely; the public test (rel_tol=1e-9)"
+        " fails it"
+    ),
+    "beam_every_eos_candidate_finishes": (
+        "full marks: no graded case where an EOS candidate of rank >= beam_size wins (e.g."
+        " beam 1, 5 steps, eos 0 on some random 6x6 tables)"
+    ),
+    "beam_only_beam_size_candidates": (
+        "full marks: no graded case where an EOS in the top beam_size leaves fewer live beams"
+        " and changes the result (small beams with eos_id)"
+    ),
+    "beam_tie_prefers_live_beam": (
+        "full marks: no graded tie between a finished hypothesis and a final beam (constructible"
+        " with a log-prob of exactly 0, e.g. logits 1000 vs -1000)"
+    ),
+    "beam_zero_steps_int_score": (
+        "full marks: the type of the score at max_new_tokens=0 is not checked (0 == 0.0)"
+    ),
+}
+OPEN = [dict(m, why=_OPEN_WHY[m["name"]]) for m in MISTAKES if m["name"] in _OPEN_WHY]
+MISTAKES = [m for m in MISTAKES if m["name"] not in _OPEN_WHY]
+
+# Correct solutions written another way: each must keep full marks.
+CORRECT = [
+    {
+        "name": "greedy_where_and_while_loop",
+        "cell": "greedy_decode",
+        "source": '''def greedy_decode(table, idx, max_new_tokens, eos_id=None):
+    """Greedy decoding with TableLM(table), a while loop and torch.where for finished rows."""
+    model = TableLM(table)
+    finished = torch.zeros(idx.shape[0], dtype=torch.bool, device=idx.device)
+    out, step = idx, 0
+    while step < max_new_tokens:
+        nxt = torch.argmax(model(out)[:, -1, :], dim=-1)  # (B,)
+        if eos_id is not None:
+            nxt = torch.where(finished, torch.full_like(nxt, eos_id), nxt)
+            finished = finished | (nxt == eos_id)
+        out = torch.cat([out, nxt.unsqueeze(1)], dim=1)
+        step += 1
+        if eos_id is not None and bool(finished.all()):
+            break
+    return out
+''',
+        "why": "same tokens: argmax per step, finished rows forced to eos_id, stop when all are",
+    },
+    {
+        "name": "top_k_kth_value_from_sort",
+        "cell": "top_k_filter",
+        "source": '''def top_k_filter(logits, k):
+    """The k-th largest value from a descending sort; everything below it -> -inf."""
+    k = min(k, logits.shape[-1])
+    kth = torch.sort(logits, dim=-1, descending=True).values[..., k - 1 : k]
+    return logits.masked_fill(logits < kth, float("-inf"))
+''',
+        "why": "the k-th sorted value equals topk's last value; ties with it are kept",
+    },
+    {
+        "name": "top_p_scatter_back_and_where",
+        "cell": "top_p_filter",
+        "source": '''def top_p_filter(logits, p):
+    """Nucleus filter: the decision is made in sorted order and scattered back."""
+    if p >= 1:
+        return logits.clone()
+    sorted_logits, order = torch.sort(logits, dim=-1, descending=True, stable=True)
+    probs = torch.softmax(sorted_logits, dim=-1)
+    before = torch.cumsum(probs, dim=-1) - probs
+    keep_sorted = before < p
+    keep_sorted[..., :1] = True
+    keep = torch.empty_like(keep_sorted).scatter(-1, order, keep_sorted)
+    return torch.where(keep, logits, torch.full_like(logits, float("-inf")))
+''',
+        "why": "scatter through the permutation instead of gather with its inverse",
+    },
+    {
+        "name": "repetition_penalty_dense_mask",
+        "cell": "apply_repetition_penalty",
+        "source": '''def apply_repetition_penalty(logits, prev_ids, penalty):
+    """Penalise through a (B, V) mask of the tokens each row has seen."""
+    seen = torch.zeros_like(logits, dtype=torch.bool).scatter(-1, prev_ids, True)
+    penalised = torch.where(logits > 0, logits / penalty, logits * penalty)
+    return torch.where(seen, penalised, logits)
+''',
+        "why": "each seen token is penalised once, others untouched, mask on the input's device",
+    },
+    {
+        "name": "ngram_broadcast_compare",
+        "cell": "no_repeat_ngram_ban",
+        "source": '''def no_repeat_ngram_ban(logits, ids, n):
+    """Ban the last token of every n-gram whose first n - 1 tokens equal the current prefix."""
+    B, L = ids.shape
+    if n <= 0 or L < n:
+        return logits.clone()
+    grams = ids.unfold(-1, n, 1)  # (B, G, n)
+    match = (grams[..., : n - 1] == ids[:, L - n + 1 :].unsqueeze(1)).all(dim=-1)  # (B, G)
+    vocab = torch.arange(logits.shape[-1], device=logits.device)
+    banned = (match.unsqueeze(-1) & (grams[..., -1:] == vocab)).any(dim=1)  # (B, V)
+    return logits.masked_fill(banned, float("-inf"))
+''',
+        "why": "compares every n-gram's last token with the vocabulary instead of scatter_add",
+    },
+    {
+        "name": "generate_where_and_while_loop",
+        "cell": "generate",
+        "source": '''def generate(
+    table,
+    idx,
+    max_new_tokens,
+    seed,
+    temperature=1.0,
+    top_k=None,
+    top_p=None,
+    repetition_penalty=1.0,
+    no_repeat_ngram_size=0,
+    eos_id=None,
+):
+    """Seeded sampling with TableLM(table). idx (B, T) long -> (B, T + n)."""
+    model = TableLM(table)
+    gen = make_generator(seed, idx.device)
+    finished = torch.zeros(idx.shape[0], 1, dtype=torch.bool, device=idx.device)
+    ids, step = idx, 0
+    while step < max_new_tokens:
+        step += 1
+        z = model(ids)[:, -1, :]
+        z = apply_repetition_penalty(z, ids, repetition_penalty)
+        z = no_repeat_ngram_ban(z, ids, no_repeat_ngram_size)
+        if temperature == 0:
+            nxt = torch.argmax(z, dim=-1, keepdim=True)
+        else:
+            z = z / temperature
+            if top_k is not None and top_k != 0:
+                z = top_k_filter(z, top_k)
+            if top_p is not None and top_p < 1:
+                z = top_p_filter(z, top_p)
+            nxt = torch.multinomial(torch.softmax(z, dim=-1), 1, generator=gen)
+        if eos_id is not None:
+            nxt = torch.where(finished, torch.full_like(nxt, eos_id), nxt)
+            finished = finished | (nxt == eos_id)
+        ids = torch.cat([ids, nxt], dim=1)
+        if eos_id is not None and bool(finished.all()):
+            break
+    return ids
+''',
+        "why": "same steps and the same single multinomial draw per step on the same generator",
+    },
+    {
+        "name": "beam_hypothesis_list",
+        "cell": "beam_search",
+        "source": "def beam_search(table, idx, beam_size, max_new_tokens, eos_id=None, "
+        '''length_penalty=0.0):
+    """Beam search that collects every hypothesis in the order found, then takes the best."""
+    if max_new_tokens <= 0:
+        return idx, 0.0
+    model = TableLM(table)
+
+    def lp(n):
+        return ((5.0 + n) / 6.0) ** length_penalty
+
+    hyps = []  # (score, tokens), in the order they are found
+    live = [(0.0, idx[0])]
+    for t in range(1, max_new_tokens + 1):
+        seqs = torch.stack([seq for _, seq in live])
+        logp = F.log_softmax(model(seqs)[:, -1, :].double(), dim=-1)
+        V = logp.shape[-1]
+        sums = torch.tensor([s for s, _ in live], dtype=torch.float64, device=idx.device)
+        cand = (sums[:, None] + logp).reshape(-1)
+        top = torch.topk(cand, min(2 * beam_size, cand.numel()))
+        nxt = []
+        for rank, (s, flat) in enumerate(zip(top.values.tolist(), top.indices.tolist())):
+            b, tok = divmod(flat, V)
+            seq = torch.cat([seqs[b], seqs.new_tensor([tok])])
+            if eos_id is not None and tok == eos_id:
+                if rank < beam_size:
+                    hyps.append((s / lp(t), seq))
+            elif len(nxt) < beam_size:
+                nxt.append((s, seq))
+        live = nxt
+        if not live:
+            break
+    hyps += [(s / lp(max_new_tokens), seq) for s, seq in live]
+    score, tokens = max(hyps, key=lambda h: h[0])  # the first of equal scores wins
+    return tokens.unsqueeze(0), float(score)
+''',
+        "why": "max() keeps the first of equal scores: finished hypotheses before the final beams",
+    },
+]
