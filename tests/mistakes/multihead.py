@@ -719,3 +719,475 @@ def keep_mask_from_torch(attn_mask=None, key_padding_mask=None):
         "says": "장치",
     },
 ]
+
+# ---------------------------------------------------------------------------------------------
+# More mistakes, written as one-snippet edits of reference-like cells (``_fix`` insists that the
+# snippet occurs exactly once, so a change of the base cannot silently turn a mistake into the
+# answer).
+
+
+def _fix(source, old, new):
+    if source.count(old) != 1:
+        raise ValueError(f"snippet not found exactly once: {old!r}")
+    return source.replace(old, new)
+
+
+def _entry(name, kind, cell, source, fails, says):
+    return {
+        "name": name,
+        "kind": kind,
+        "cell": cell,
+        "source": source,
+        "fails": fails,
+        "says": says,
+    }
+
+
+_SPLIT = '''def split_heads(x, num_heads):
+    """(B, T, d) -> (B, h, T, d_head)."""
+    B, T, d = x.shape
+    return x.view(B, T, num_heads, d // num_heads).transpose(1, 2)
+
+
+def merge_heads(x):
+    """(B, h, T, d_head) -> (B, T, h * d_head)."""
+    B, h, T, d_head = x.shape
+    return x.transpose(1, 2).contiguous().view(B, T, h * d_head)
+'''
+
+_WRAPPER = '''class MultiHeadAttentionWrapper(nn.Module):
+    """num_heads CausalAttention heads side by side."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList(
+            [
+                CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+                for _ in range(num_heads)
+            ]
+        )
+
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=-1)
+'''
+
+_MHA = '''class MultiHeadAttention(nn.Module):
+    """Multi-head attention with one projection per role, split into heads."""
+
+    def __init__(
+        self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False, causal=True
+    ):
+        super().__init__()
+        self.num_heads = num_heads
+        self.head_dim = d_out // num_heads
+        self.causal = causal
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        if causal:
+            self.register_buffer("mask", causal_mask(context_length), persistent=False)
+
+    def forward(self, x, context=None, mask=None):
+        source = x if context is None else context
+        q = split_heads(self.W_query(x), self.num_heads)
+        k = split_heads(self.W_key(source), self.num_heads)
+        v = split_heads(self.W_value(source), self.num_heads)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
+        if self.causal and context is None:
+            T = x.shape[1]
+            causal = self.mask[:T, :T]
+            mask = causal if mask is None else mask & causal
+        weights = self.dropout(masked_softmax(scores, mask))
+        return self.out_proj(merge_heads(weights @ v))
+'''
+
+_COUNT = '''def mha_parameter_count(d_model, bias=True):
+    """Number of parameters of multi-head attention with d_in = d_out = d_model (a Python int)."""
+    return 4 * d_model * d_model + (4 * d_model if bias else 0)
+'''
+
+_TORCH = '''def from_torch_mha_state(state):
+    """nn.MultiheadAttention state_dict -> state_dict for our MultiHeadAttention."""
+    w_q, w_k, w_v = state["in_proj_weight"].chunk(3)
+    out = {"W_query.weight": w_q, "W_key.weight": w_k, "W_value.weight": w_v}
+    if "in_proj_bias" in state:
+        b_q, b_k, b_v = state["in_proj_bias"].chunk(3)
+        out.update({"W_query.bias": b_q, "W_key.bias": b_k, "W_value.bias": b_v})
+    out["out_proj.weight"] = state["out_proj.weight"]
+    if "out_proj.bias" in state:
+        out["out_proj.bias"] = state["out_proj.bias"]
+    else:
+        out["out_proj.bias"] = torch.zeros_like(state["out_proj.weight"][0])
+    return out
+
+
+def keep_mask_from_torch(attn_mask=None, key_padding_mask=None):
+    """nn.MultiheadAttention bool masks (True = blocked) -> our keep-mask (True = may attend)."""
+    keep = None
+    if attn_mask is not None:
+        keep = ~attn_mask
+    if key_padding_mask is not None:
+        pad = ~key_padding_mask[:, None, None, :]
+        keep = pad if keep is None else keep & pad
+    return keep
+'''
+
+SPLIT, WRAPPER, MHA, MASK_CROSS, COUNT, TORCH = (
+    "test_split_heads",
+    "test_wrapper",
+    "test_multihead_attention",
+    "test_mha_mask_cross",
+    "test_parameter_count",
+    "test_torch_mha",
+)
+
+MISTAKES += [
+    # ------------------------------------------------------------------ split_heads / merge_heads
+    _entry(
+        "merge_reshape_minus_one",
+        "logic",
+        "split_heads",
+        _fix(
+            _SPLIT,
+            "return x.transpose(1, 2).contiguous().view(B, T, h * d_head)",
+            "return x.transpose(1, 2).reshape(B, T, -1)",
+        ),
+        [MASK_CROSS],
+        "merge_heads",
+    ),
+    # ------------------------------------------------------------------ wrapper
+    _entry(
+        "wrapper_heads_called_in_reverse",
+        "randomness",
+        "wrapper",
+        _fix(
+            _WRAPPER,
+            "        return torch.cat([head(x) for head in self.heads], dim=-1)\n",
+            "        outs = [head(x) for head in reversed(self.heads)]\n"
+            "        return torch.cat(outs[::-1], dim=-1)\n",
+        ),
+        [WRAPPER],
+        "train",
+    ),
+    _entry(
+        "wrapper_one_head_repeated",
+        "logic",
+        "wrapper",
+        _fix(
+            _WRAPPER,
+            """            [
+                CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+                for _ in range(num_heads)
+            ]""",
+            "[CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)] * num_heads",
+        ),
+        [WRAPPER],
+        "MultiHeadAttentionWrapper",
+    ),
+    # ------------------------------------------------------------------ MultiHeadAttention
+    _entry(
+        "mha_mask_persistent_buffer",
+        "logic",
+        "multihead_attention",
+        _fix(
+            _MHA,
+            'self.register_buffer("mask", causal_mask(context_length), persistent=False)',
+            'self.register_buffer("mask", causal_mask(context_length))',
+        ),
+        [MHA, MASK_CROSS, TORCH],
+        "mask",
+    ),
+    _entry(
+        "mha_mask_plain_attribute",
+        "device",
+        "multihead_attention",
+        _fix(
+            _MHA,
+            'self.register_buffer("mask", causal_mask(context_length), persistent=False)',
+            "self.mask = causal_mask(context_length)",
+        ),
+        [MHA, MASK_CROSS, TORCH],
+        "장치",
+    ),
+    _entry(
+        "mha_causal_mask_not_sliced",
+        "logic",
+        "multihead_attention",
+        _fix(_MHA, "causal = self.mask[:T, :T]", "causal = self.mask"),
+        [MHA, MASK_CROSS, TORCH],
+        "MultiHeadAttention",
+    ),
+    _entry(
+        "mha_head_dim_from_d_in",
+        "logic",
+        "multihead_attention",
+        _fix(_MHA, "self.head_dim = d_out // num_heads", "self.head_dim = d_in // num_heads"),
+        [MHA, MASK_CROSS],
+        "값이 다릅니다",
+    ),
+    _entry(
+        "mha_softmax_in_float32",
+        "constant",
+        "multihead_attention",
+        _fix(
+            _MHA,
+            "weights = self.dropout(masked_softmax(scores, mask))",
+            "weights = self.dropout(masked_softmax(scores.float(), mask).to(v.dtype))",
+        ),
+        [MHA, MASK_CROSS],
+        "float64",
+    ),
+    _entry(
+        "mha_own_softmax_blocked_rows_uniform",
+        "logic",
+        "multihead_attention",
+        _fix(
+            _MHA,
+            "        weights = self.dropout(masked_softmax(scores, mask))\n",
+            "        if mask is not None:\n"
+            "            scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)\n"
+            "        weights = self.dropout(torch.softmax(scores, dim=-1))\n",
+        ),
+        [MASK_CROSS],
+        "fully blocked",
+    ),
+    _entry(
+        "mha_mask_or_causal",
+        "logic",
+        "multihead_attention",
+        _fix(
+            _MHA,
+            "mask = causal if mask is None else mask & causal",
+            "mask = causal if mask is None else mask | causal",
+        ),
+        [MASK_CROSS, TORCH],
+        "MultiHeadAttention",
+    ),
+    # ------------------------------------------------------------------ mha_parameter_count
+    _entry(
+        "count_float_power_for_huge_d",
+        "constant",
+        "parameter_count",
+        _fix(
+            _COUNT,
+            "return 4 * d_model * d_model + (4 * d_model if bias else 0)",
+            "return int(4 * d_model**2.0 + (4 * d_model if bias else 0))",
+        ),
+        [COUNT],
+        "mha_parameter_count",
+    ),
+    # ------------------------------------------------------------------ torch_mha
+    _entry(
+        "torch_state_pops_from_input",
+        "in-place",
+        "torch_mha",
+        _fix(
+            _TORCH,
+            """    w_q, w_k, w_v = state["in_proj_weight"].chunk(3)
+    out = {"W_query.weight": w_q, "W_key.weight": w_k, "W_value.weight": w_v}
+    if "in_proj_bias" in state:
+        b_q, b_k, b_v = state["in_proj_bias"].chunk(3)""",
+            """    w_q, w_k, w_v = state.pop("in_proj_weight").chunk(3)
+    out = {"W_query.weight": w_q, "W_key.weight": w_k, "W_value.weight": w_v}
+    if "in_proj_bias" in state:
+        b_q, b_k, b_v = state.pop("in_proj_bias").chunk(3)""",
+        ),
+        [TORCH],
+        "from_torch_mha_state",
+    ),
+    _entry(
+        "torch_zero_bias_default_dtype",
+        "logic",
+        "torch_mha",
+        _fix(
+            _TORCH,
+            'torch.zeros_like(state["out_proj.weight"][0])',
+            'torch.zeros(len(state["out_proj.weight"]), device=state["out_proj.weight"].device)',
+        ),
+        [TORCH],
+        "from_torch_mha_state",
+    ),
+    _entry(
+        "torch_padding_mask_not_unsqueezed",
+        "logic",
+        "torch_mha",
+        _fix(_TORCH, "pad = ~key_padding_mask[:, None, None, :]", "pad = ~key_padding_mask"),
+        [TORCH],
+        "keep_mask_from_torch",
+    ),
+    _entry(
+        "torch_masks_combined_with_or",
+        "logic",
+        "torch_mha",
+        _fix(
+            _TORCH,
+            "keep = pad if keep is None else keep & pad",
+            "keep = pad if keep is None else keep | pad",
+        ),
+        [TORCH],
+        "keep_mask_from_torch",
+    ),
+]
+
+# Correct solutions written another way: each must keep full marks.
+CORRECT = [
+    {
+        "name": "split_reshape_permute",
+        "cell": "split_heads",
+        "source": '''def split_heads(x, num_heads):
+    """(B, T, d) -> (B, h, T, d_head) with reshape and permute."""
+    B, T, d = x.shape
+    return x.reshape(B, T, num_heads, d // num_heads).permute(0, 2, 1, 3)
+
+
+def merge_heads(x):
+    """(B, h, T, d_head) -> (B, T, h * d_head) with permute and reshape."""
+    B, h, T, d_head = x.shape
+    return x.permute(0, 2, 1, 3).reshape(B, T, h * d_head)
+''',
+        "why": "reshape copies when needed, so no contiguous() is required",
+    },
+    {
+        "name": "merge_by_concatenating_heads",
+        "cell": "split_heads",
+        "source": '''def split_heads(x, num_heads):
+    """(B, T, d) -> (B, h, T, d_head): stack the feature blocks along a new head axis."""
+    return torch.stack(x.chunk(num_heads, dim=-1), dim=1)
+
+
+def merge_heads(x):
+    """(B, h, T, d_head) -> (B, T, h * d_head): the heads side by side."""
+    return torch.cat(x.unbind(dim=1), dim=-1)
+''',
+        "why": "chunk/stack and unbind/cat are the split and the concatenation written out",
+    },
+    {
+        "name": "wrapper_explicit_loop",
+        "cell": "wrapper",
+        "source": '''class MultiHeadAttentionWrapper(nn.Module):
+    """num_heads CausalAttention heads side by side."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList()
+        for _ in range(num_heads):
+            self.heads.append(CausalAttention(d_in, d_out, context_length, dropout, qkv_bias))
+
+    def forward(self, x):
+        outs = []
+        for i in range(len(self.heads)):
+            outs.append(self.heads[i](x))
+        return torch.cat(outs, dim=-1)
+''',
+        "why": "the same heads, created and called in order 0 ... h-1",
+    },
+    {
+        "name": "mha_einsum",
+        "cell": "multihead_attention",
+        "source": _fix(
+            _fix(
+                _MHA,
+                "scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)",
+                'scores = torch.einsum("bhtd,bhsd->bhts", q, k) / math.sqrt(self.head_dim)',
+            ),
+            "return self.out_proj(merge_heads(weights @ v))",
+            'return self.out_proj(merge_heads(torch.einsum("bhts,bhsd->bhtd", weights, v)))',
+        ),
+        "why": "einsum computes the same two batched products",
+    },
+    {
+        "name": "mha_causal_mask_built_in_forward",
+        "cell": "multihead_attention",
+        "source": _fix(
+            _MHA,
+            """            causal = self.mask[:T, :T]
+            mask = causal if mask is None else mask & causal""",
+            """            causal = causal_mask(T, device=x.device)
+            mask = causal if mask is None else torch.logical_and(mask, causal)""",
+        ),
+        "why": "builds the (T, T) causal mask on x's device each call (the buffer is still there)",
+    },
+    {
+        "name": "mha_scale_queries_first",
+        "cell": "multihead_attention",
+        "source": _fix(
+            _MHA,
+            "scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)",
+            "scores = (q / math.sqrt(self.head_dim)) @ k.transpose(-2, -1)",
+        ),
+        "why": "the scale moves through the matmul (q k^T / c = (q / c) k^T)",
+    },
+    {
+        "name": "count_factored",
+        "cell": "parameter_count",
+        "source": '''def mha_parameter_count(d_model, bias=True):
+    """Four d x d matrices, plus four bias vectors when bias."""
+    return 4 * d_model * (d_model + int(bias))
+''',
+        "why": "4 d (d + 1) with bias, 4 d^2 without, in exact integers",
+    },
+    {
+        "name": "torch_slices_and_logical_not",
+        "cell": "torch_mha",
+        "source": '''def from_torch_mha_state(state):
+    """nn.MultiheadAttention state_dict -> state_dict for our MultiHeadAttention."""
+    w = state["in_proj_weight"]
+    d = w.shape[0] // 3
+    out = {}
+    for i, role in enumerate(("W_query", "W_key", "W_value")):
+        out[role + ".weight"] = w[i * d : (i + 1) * d]
+        if state.get("in_proj_bias") is not None:
+            out[role + ".bias"] = state["in_proj_bias"][i * d : (i + 1) * d]
+    out["out_proj.weight"] = state["out_proj.weight"]
+    b = state.get("out_proj.bias")
+    out["out_proj.bias"] = b if b is not None else w.new_zeros(d)
+    return out
+
+
+def keep_mask_from_torch(attn_mask=None, key_padding_mask=None):
+    """nn.MultiheadAttention bool masks (True = blocked) -> our keep-mask (True = may attend)."""
+    if attn_mask is None and key_padding_mask is None:
+        return None
+    if key_padding_mask is None:
+        return torch.logical_not(attn_mask)
+    B, S = key_padding_mask.shape
+    pad = torch.logical_not(key_padding_mask).view(B, 1, 1, S)
+    if attn_mask is None:
+        return pad
+    return torch.logical_not(attn_mask) & pad
+''',
+        "why": "row slices instead of chunk; logical_not instead of ~",
+    },
+]
+
+# Graded full marks although they break the spec (the grader's gaps, kept out of MISTAKES): the
+# why says what the grader did.
+_OPEN_WHY = {
+    "wrapper_plain_list": (
+        "fails test_wrapper as it should, but the message blames a CPU/GPU device mix-up in the"
+        " given CausalAttention (masked_fill, cell 2) instead of naming the unregistered heads"
+        " (heads.0.W_query.weight missing from state_dict)"
+    ),
+    "merge_reshape_minus_one": (
+        "full marks: no graded query length T = 0 (reshape(B, 0, -1) raises); the markdown"
+        " promises length-0 sequences"
+    ),
+    "mha_mask_persistent_buffer": (
+        "full marks: the hidden checks never strict-load a state dict without 'mask' into a"
+        " causal module; the public test_multihead_attention fails it (unexpected key 'mask')"
+    ),
+    "count_float_power_for_huge_d": (
+        "full marks: the graded huge d_model are exact in float64 (d = 10**12 is off by 158056448)"
+    ),
+    "torch_state_pops_from_input": (
+        "full marks: from_torch_mha_state emptying the caller's state dict is not checked"
+    ),
+    "torch_zero_bias_default_dtype": (
+        "full marks: the dtype of the filled-in out_proj.bias for a float64 state without"
+        " biases is not checked (spec: same dtype as the input; load_state_dict casts it)"
+    ),
+}
+OPEN = [dict(m, why=_OPEN_WHY[m["name"]]) for m in MISTAKES if m["name"] in _OPEN_WHY]
+MISTAKES = [m for m in MISTAKES if m["name"] not in _OPEN_WHY]
