@@ -707,7 +707,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
         "cell": "tiled_attention",
         "source": TILED_HEAD + TILED_ACC + TILED_LOOP + "    return o / l\n",
         "fails": [TILED],
-        "says": "NaN",
+        "says": "nan",
     },
     {
         "name": "tiled_accumulators_in_float32",
@@ -718,7 +718,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
         + TILED_LOOP
         + TILED_END,
         "fails": [TILED],
-        "says": "dtype",
+        "says": "tiled_attention",
     },
     {
         "name": "tiled_fill_finfo_min",

@@ -398,3 +398,227 @@ MISTAKES = [
         "says": "W_query.weight",
     },
 ]
+
+MISTAKES += [
+    {
+        "name": "causal_float_mask",
+        "kind": "logic",
+        "cell": "causal_mask",
+        "source": """def causal_mask(T, S=None, device=None):
+    if S is None:
+        S = T
+    return torch.ones(T, S, device=device).tril(S - T)
+""",
+        "fails": [CM, CA],
+        "says": "bool",
+    },
+    {
+        "name": "padding_default_S_is_batch_size",
+        "kind": "logic",
+        "cell": "padding_mask",
+        "source": """def padding_mask(lengths, S=None):
+    if S is None:
+        S = len(lengths)
+    pos = torch.arange(S, device=lengths.device)
+    return (pos < lengths.unsqueeze(-1)).view(-1, 1, 1, S)
+""",
+        "fails": [PM],
+        "says": "padding_mask",
+    },
+    {
+        "name": "combine_and_into_first_mask",
+        "kind": "in-place",
+        "cell": "combine_masks",
+        "source": """def combine_masks(*masks):
+    masks = [m for m in masks if m is not None]
+    out = masks[0]
+    for m in masks[1:]:
+        out &= m
+    return out
+""",
+        "fails": [CB],
+        "says": "combine_masks",
+    },
+    {
+        "name": "combine_by_stacking",
+        "kind": "logic",
+        "cell": "combine_masks",
+        "source": """def combine_masks(*masks):
+    masks = [m for m in masks if m is not None]
+    return torch.stack(masks).all(dim=0)
+""",
+        "fails": [CB],
+        "says": "combine_masks",
+    },
+    {
+        "name": "fill_float32_min_for_every_dtype",
+        "kind": "constant",
+        "cell": "masked_softmax",
+        "source": """def masked_softmax(scores, mask, dim=-1):
+    filled = scores.masked_fill(~mask, torch.finfo(torch.float32).min)
+    return torch.softmax(filled, dim=dim).masked_fill(~mask, 0.0)
+"""
+        + RENORM,
+        "fails": [MS],
+        "says": "float16",
+    },
+    {
+        "name": "renorm_epsilon_in_denominator",
+        "kind": "constant",
+        "cell": "masked_softmax",
+        "source": FILL_FIRST
+        + """def masked_softmax_renorm(scores, mask, dim=-1):
+    weights = torch.softmax(scores, dim=dim).masked_fill(~mask, 0.0)
+    return weights / (weights.sum(dim=dim, keepdim=True) + 1e-9)
+""",
+        "fails": [MS],
+        "says": "masked_softmax_renorm",
+    },
+    {
+        "name": "mask_as_plain_attribute",
+        "kind": "device",
+        "cell": "causal_attention",
+        "source": ATTENTION.replace(
+            'self.register_buffer("mask", causal_mask(context_length), persistent=False)',
+            "self.mask = causal_mask(context_length)",
+        )
+        + """        weights = masked_softmax(scores, self.mask[:T, :T])
+        return self.dropout(weights) @ v
+""",
+        "fails": [CA],
+        "says": "장치",
+    },
+    {
+        "name": "scaled_by_sqrt_d_in",
+        "kind": "logic",
+        "cell": "causal_attention",
+        "source": ATTENTION.replace("k.shape[-1] ** 0.5", "x.shape[-1] ** 0.5")
+        + """        weights = masked_softmax(scores, self.mask[:T, :T])
+        return self.dropout(weights) @ v
+""",
+        "fails": [CA],
+        "says": "CausalAttention",
+    },
+    {
+        "name": "dropout_module_built_in_forward",
+        "kind": "randomness",
+        "cell": "causal_attention",
+        "source": attention(
+            """        weights = masked_softmax(scores, self.mask[:T, :T])
+        return nn.Dropout(self.p)(weights) @ v
+"""
+        ),
+        "fails": [CA],
+        "says": "eval",
+    },
+]
+
+CORRECT = [
+    {
+        "name": "ok_causal_tril_on_device",
+        "cell": "causal_mask",
+        "source": """def causal_mask(T, S=None, device=None):
+    S = T if S is None else S
+    return torch.ones(T, S, dtype=torch.bool, device=device).tril(diagonal=S - T)
+""",
+        "why": "tril with diagonal S - T, made directly on device",
+    },
+    {
+        "name": "ok_padding_indexing_and_ge",
+        "cell": "padding_mask",
+        "source": """def padding_mask(lengths, S=None):
+    if S is None:
+        S = int(lengths.max().item())
+    pos = torch.arange(S, device=lengths.device)
+    blocked = pos[None, :] >= lengths[:, None]
+    return ~blocked[:, None, None, :]
+""",
+        "why": "negated >= test, None-indexing instead of view",
+    },
+    {
+        "name": "ok_combine_reduce_logical_and",
+        "cell": "combine_masks",
+        "source": """import functools
+
+
+def combine_masks(*masks):
+    kept = [m for m in masks if m is not None]
+    if len(kept) == 1:
+        return kept[0]
+    return functools.reduce(torch.logical_and, kept)
+""",
+        "why": "functools.reduce over torch.logical_and (broadcasts like &)",
+    },
+    {
+        "name": "ok_masked_softmax_where_and_float32_inside",
+        "cell": "masked_softmax",
+        "source": """def masked_softmax(scores, mask, dim=-1):
+    s = scores.float()
+    filled = torch.where(mask, s, torch.finfo(s.dtype).min)
+    w = torch.softmax(filled, dim=dim)
+    return torch.where(mask, w, 0.0).to(scores.dtype)
+
+
+def masked_softmax_renorm(scores, mask, dim=-1):
+    w = torch.softmax(scores.float(), dim=dim)
+    w = torch.where(mask, w, 0.0)
+    total = w.sum(dim=dim, keepdim=True)
+    total = torch.where(total > 0, total, torch.ones_like(total))
+    return (w / total).to(scores.dtype)
+""",
+        "why": "torch.where instead of masked_fill, float32 inside for half inputs, cast back",
+    },
+    {
+        "name": "ok_masked_softmax_minus_inf_then_where",
+        "cell": "masked_softmax",
+        "source": """def masked_softmax(scores, mask, dim=-1):
+    w = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=dim)
+    return torch.where(mask, w, torch.zeros_like(w))
+"""
+        + RENORM,
+        "why": "-inf fill; the NaN of a fully blocked row sits only at blocked places, which "
+        "torch.where replaces by 0",
+    },
+    {
+        "name": "ok_attention_einsum",
+        "cell": "causal_attention",
+        "source": """class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", causal_mask(context_length), persistent=False)
+
+    def forward(self, x):
+        T = x.shape[1]
+        q = self.W_query(x)
+        k = self.W_key(x)
+        v = self.W_value(x)
+        scores = torch.einsum("btd,bsd->bts", q, k) * k.shape[-1] ** -0.5
+        weights = self.dropout(masked_softmax(scores, self.mask[:T, :T]))
+        return torch.einsum("bts,bsd->btd", weights, v)
+""",
+        "why": "einsum for both products, scale as a power -0.5",
+    },
+]
+
+OPEN = [
+    {
+        "name": "causal_tril_on_cpu_then_moved",
+        "kind": "device",
+        "cell": "causal_mask",
+        "source": """def causal_mask(T, S=None, device=None):
+    if S is None:
+        S = T
+    return torch.ones(T, S, dtype=torch.bool).tril(S - T).to(device)
+""",
+        "fails": [CM],
+        "says": "장치",
+        "why": (
+            "full marks: built on CPU and moved with .to(device), which the spec forbids in "
+            "bold; only the result's device is checked"
+        ),
+    },
+]
