@@ -441,3 +441,196 @@ MISTAKES = [
         "says": "장치",
     },
 ]
+
+SDPA_TAIL = """    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ v, weights
+"""
+
+MISTAKES += [
+    {
+        "name": "simple_weights_left_in_float32",
+        "kind": "logic",
+        "cell": "simple_self_attention",
+        "source": """def simple_self_attention(x):
+    xf = x.float()
+    weights = torch.softmax(xf @ xf.transpose(-2, -1), dim=-1)
+    return (weights @ xf).to(x.dtype), weights
+""",
+        "fails": [SIMPLE],
+        "says": "dtype",
+    },
+    {
+        "name": "sdpa_bmm_only_3d",
+        "kind": "logic",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return torch.bmm(weights, v), weights
+""",
+        "fails": [SDPA, MASK],
+        "says": "scaled_dot_product_attention",
+    },
+    {
+        "name": "sdpa_softmax_over_queries",
+        "kind": "logic",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-2)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ v, weights
+""",
+        "fails": [SDPA, MASK],
+        "says": "scaled_dot_product_attention",
+    },
+    {
+        "name": "mask_fill_float32_min_for_half",
+        "kind": "constant",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(torch.float32).min)
+"""
+        + SDPA_TAIL,
+        "fails": [MASK],
+        "says": "float64",
+    },
+    {
+        "name": "mask_zeroing_mask_moved_to_cpu",
+        "kind": "device",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights * mask.to(torch.device("cpu"), weights.dtype)
+    return weights @ v, weights
+""",
+        "fails": [MASK],
+        "says": "장치",
+    },
+]
+
+CORRECT = [
+    {
+        "name": "ok_simple_einsum",
+        "cell": "simple_self_attention",
+        "source": """def simple_self_attention(x):
+    scores = torch.einsum("...td,...sd->...ts", x, x)
+    weights = torch.softmax(scores, dim=-1)
+    return torch.einsum("...ts,...sd->...td", weights, x), weights
+""",
+        "why": "einsum for both products",
+    },
+    {
+        "name": "ok_sdpa_scaled_query_and_mask_product",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = (q / math.sqrt(q.shape[-1])) @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = torch.where(mask, scores, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights * mask
+    return weights @ v, weights
+""",
+        "why": "query scaled first, torch.where fill, blocked weights zeroed by multiplying "
+        "with the bool mask (keeps the dtype)",
+    },
+    {
+        "name": "ok_sdpa_minus_inf_then_nan_to_num",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0)
+    return torch.matmul(weights, v), weights
+""",
+        "why": "-inf fill; only a fully blocked row becomes NaN and nan_to_num makes it 0",
+    },
+    {
+        "name": "ok_sdpa_float32_inside_for_half",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    dtype = q.dtype
+    qf, kf, vf = (t.to(torch.promote_types(dtype, torch.float32)) for t in (q, k, v))
+    scores = qf @ kf.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    weights = weights.to(dtype)
+    return weights @ v, weights
+""",
+        "why": "scores and softmax in at least float32, weights cast back, output = weights @ v",
+    },
+    {
+        "name": "ok_v2_to_v1_contiguous_copy",
+        "cell": "v2_to_v1",
+        "source": """def v2_to_v1_state_dict(state_dict):
+    return {
+        key.removesuffix(".weight"): w.t().contiguous()
+        for key, w in state_dict.items()
+        if key.endswith(".weight")
+    }
+""",
+        "why": "iterates over the items; .t().contiguous() makes the transposed copy",
+    },
+    {
+        "name": "ok_v2_to_v1_transposed_views",
+        "cell": "v2_to_v1",
+        "source": """def v2_to_v1_state_dict(state_dict):
+    return {name: state_dict[name + ".weight"].mT for name in ("W_query", "W_key", "W_value")}
+""",
+        "why": "transposed views: a new dict, nothing modified; load_state_dict copies the values",
+    },
+]
+
+OPEN = [
+    {
+        "name": "v2_to_v1_renames_input_dict",
+        "kind": "in-place",
+        "cell": "v2_to_v1",
+        "source": """def v2_to_v1_state_dict(state_dict):
+    for name in ("W_query", "W_key", "W_value"):
+        state_dict[name] = state_dict.pop(name + ".weight").T.clone()
+    return state_dict
+""",
+        "fails": [V2V1],
+        "says": "v2_to_v1_state_dict",
+        "why": (
+            "full marks: the input state_dict is emptied of its W_*.weight keys and returned "
+            "as the result; the spec forbids changing the input dict"
+        ),
+    },
+    {
+        "name": "v2_to_v1_via_numpy",
+        "kind": "device",
+        "cell": "v2_to_v1",
+        "source": """def v2_to_v1_state_dict(state_dict):
+    names = ("W_query", "W_key", "W_value")
+    return {n: torch.from_numpy(state_dict[n + ".weight"].cpu().numpy().T.copy()) for n in names}
+""",
+        "fails": [V2V1],
+        "says": "장치",
+        "why": (
+            "full marks: a .cpu().numpy() round trip returns CPU tensors for weights on "
+            "another device; the result's device is not checked"
+        ),
+    },
+]
