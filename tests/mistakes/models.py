@@ -509,3 +509,312 @@ MISTAKES = [
         "scaled_dot_product_attention",
     ),
 ]
+
+MISTAKES += [
+    # ------------------------------------------------------------------ DecoderBlock
+    mistake(
+        "decoder_norms_ignore_eps",
+        "constant",
+        "decoder_block",
+        fix(
+            fix(
+                fix(
+                    DECODER,
+                    "self.norm1 = nn.LayerNorm(d_model, eps=eps)",
+                    "self.norm1 = nn.LayerNorm(d_model)",
+                ),
+                "self.norm2 = nn.LayerNorm(d_model, eps=eps)",
+                "self.norm2 = nn.LayerNorm(d_model)",
+            ),
+            "self.norm3 = nn.LayerNorm(d_model, eps=eps)",
+            "self.norm3 = nn.LayerNorm(d_model)",
+        ),
+        [DEC],
+        "eps",
+    ),
+    # ------------------------------------------------------------------ mlm_mask
+    mistake(
+        "mlm_generator_on_input_device",
+        "device",
+        "mlm_mask",
+        fix(
+            fix(
+                fix(
+                    fix(
+                        MLM_MASK,
+                        "g = torch.Generator().manual_seed(seed)",
+                        "g = torch.Generator(device=input_ids.device).manual_seed(seed)",
+                    ),
+                    "choose = torch.rand(input_ids.shape, generator=g).to(device) < p",
+                    "choose = torch.rand(input_ids.shape, generator=g, device=device) < p",
+                ),
+                "action = torch.rand(input_ids.shape, generator=g).to(device)",
+                "action = torch.rand(input_ids.shape, generator=g, device=device)",
+            ),
+            "random_ids = torch.randint(vocab_size, input_ids.shape, generator=g)",
+            "random_ids = torch.randint(vocab_size, input_ids.shape, generator=g, device=device)",
+        ),
+        [MLM],
+        "mlm_mask",
+    ),
+    mistake(
+        "mlm_random_ids_skip_zero",
+        "randomness",
+        "mlm_mask",
+        fix(
+            MLM_MASK,
+            "random_ids = torch.randint(vocab_size, input_ids.shape, generator=g)",
+            "random_ids = torch.randint(1, vocab_size, input_ids.shape, generator=g)",
+        ),
+        [MLM],
+        "mlm_mask",
+    ),
+    mistake(
+        "mlm_special_ids_tensor_on_cpu",
+        "device",
+        "mlm_mask",
+        fix(
+            MLM_MASK,
+            """    special = torch.zeros(input_ids.shape, dtype=torch.bool, device=device)
+    for s in special_ids:
+        special = special | (input_ids == s)
+""",
+            """    special = torch.isin(input_ids, torch.tensor(special_ids, dtype=input_ids.dtype))
+""",
+        ),
+        [MLM],
+        "장치",
+    ),
+    mistake(
+        "mlm_random_ids_stay_int64",
+        "logic",
+        "mlm_mask",
+        fix(
+            MLM_MASK,
+            "random_ids = random_ids.to(device=device, dtype=input_ids.dtype)",
+            "random_ids = random_ids.to(device)",
+        ),
+        [MLM],
+        "dtype",
+    ),
+    mistake(
+        "mlm_global_manual_seed",
+        "randomness",
+        "mlm_mask",
+        fix(
+            fix(
+                fix(
+                    fix(
+                        MLM_MASK,
+                        "g = torch.Generator().manual_seed(seed)",
+                        "torch.manual_seed(seed)",
+                    ),
+                    "choose = torch.rand(input_ids.shape, generator=g).to(device) < p",
+                    "choose = torch.rand(input_ids.shape).to(device) < p",
+                ),
+                "action = torch.rand(input_ids.shape, generator=g).to(device)",
+                "action = torch.rand(input_ids.shape).to(device)",
+            ),
+            "random_ids = torch.randint(vocab_size, input_ids.shape, generator=g)",
+            "random_ids = torch.randint(vocab_size, input_ids.shape)",
+        ),
+        [MLM],
+        "mlm_mask",
+    ),
+    # ------------------------------------------------------------------ GPTModel
+    mistake(
+        "gpt_positions_on_cpu",
+        "device",
+        "gpt_model",
+        fix(
+            GPT_MODEL,
+            "pos = torch.arange(idx.shape[1], device=idx.device)",
+            "pos = torch.arange(idx.shape[1])",
+        ),
+        [GPT, GPTC],
+        "장치",
+    ),
+    mistake(
+        "gpt_blocks_plain_list",
+        "logic",
+        "gpt_model",
+        fix(
+            GPT_MODEL,
+            "nn.ModuleList(GPTBlock(d_model, num_heads, d_ff) for _ in range(num_layers))",
+            "[GPTBlock(d_model, num_heads, d_ff) for _ in range(num_layers)]",
+        ),
+        [GPT, GPTC],
+        "blocks",
+    ),
+    mistake(
+        "gpt_one_block_repeated",
+        "logic",
+        "gpt_model",
+        fix(
+            GPT_MODEL,
+            "nn.ModuleList(GPTBlock(d_model, num_heads, d_ff) for _ in range(num_layers))",
+            "nn.ModuleList([GPTBlock(d_model, num_heads, d_ff)] * num_layers)",
+        ),
+        [GPT, GPTC],
+        "GPTModel",
+    ),
+    # ------------------------------------------------------------------ ModernBlock
+    mistake(
+        "rope_float64_in_float32",
+        "constant",
+        "modern_block",
+        fix(MODERN, "work = torch.promote_types(x.dtype, torch.float32)", "work = torch.float32"),
+        [MOD],
+        "float64",
+    ),
+    mistake(
+        "modern_norms_ignore_eps",
+        "constant",
+        "modern_block",
+        fix(
+            fix(
+                MODERN,
+                "self.attn_norm = RMSNorm(d_model, eps)",
+                "self.attn_norm = RMSNorm(d_model)",
+            ),
+            "self.ffn_norm = RMSNorm(d_model, eps)",
+            "self.ffn_norm = RMSNorm(d_model)",
+        ),
+        [MOD],
+        "eps",
+    ),
+    mistake(
+        "gqa_mask_and_in_place",
+        "in-place",
+        "modern_block",
+        fix(
+            MODERN,
+            """        if mask is not None:
+            keep = keep & mask""",
+            """        if mask is not None:
+            mask &= keep
+            keep = mask""",
+        ),
+        [MOD],
+        "ModernBlock",
+    ),
+]
+
+# Correct solutions written another way: each must keep full marks.
+CORRECT = [
+    {
+        "name": "gpt_position_rows_sliced",
+        "cell": "gpt_model",
+        "source": fix(
+            fix(GPT_MODEL, "        pos = torch.arange(idx.shape[1], device=idx.device)\n", ""),
+            "x = self.tok_emb(idx) + self.pos_emb(pos)",
+            "x = self.tok_emb(idx) + self.pos_emb.weight[: idx.shape[1]]",
+        ),
+        "why": "the first T rows of the position table are pos_emb(arange(T))",
+    },
+    {
+        "name": "rope_rotate_half",
+        "cell": "modern_block",
+        "source": fix(
+            MODERN,
+            """    a, b = xf[..., : d // 2], xf[..., d // 2 :]
+    return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1).to(x.dtype)""",
+            """    cos, sin = torch.cat((cos, cos), dim=-1), torch.cat((sin, sin), dim=-1)
+    rotated = torch.cat((-xf[..., d // 2 :], xf[..., : d // 2]), dim=-1)  # rotate_half
+    return (xf * cos + rotated * sin).to(x.dtype)""",
+        ),
+        "why": "Hugging Face LLaMA's x cos + rotate_half(x) sin is the same half pairing",
+    },
+    {
+        "name": "rope_complex_numbers",
+        "cell": "modern_block",
+        "source": fix(
+            MODERN,
+            """    cos, sin = angles.cos(), angles.sin()
+    xf = x.to(work)
+    a, b = xf[..., : d // 2], xf[..., d // 2 :]
+    return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1).to(x.dtype)""",
+            """    xf = x.to(work)
+    z = torch.complex(xf[..., : d // 2], xf[..., d // 2 :])
+    z = z * torch.polar(torch.ones_like(angles), angles)
+    return torch.cat((z.real, z.imag), dim=-1).to(x.dtype)""",
+        ),
+        "why": "a pair (a, b) as a + ib times exp(i theta) is the rotation",
+    },
+    {
+        "name": "gqa_expand_and_einsum",
+        "cell": "modern_block",
+        "source": fix(
+            fix(
+                fix(
+                    MODERN,
+                    "k, v = k.repeat_interleave(r, dim=1), v.repeat_interleave(r, dim=1)",
+                    "kv_shape = (B, self.num_kv_heads, r, T, self.d_head)\n"
+                    "        k = k[:, :, None].expand(kv_shape).reshape(B, -1, T, self.d_head)\n"
+                    "        v = v[:, :, None].expand(kv_shape).reshape(B, -1, T, self.d_head)",
+                ),
+                "scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)",
+                'scores = torch.einsum("bhtd,bhsd->bhts", q, k) / math.sqrt(self.d_head)',
+            ),
+            "out = (weights @ v).transpose(1, 2).reshape(B, T, -1)",
+            'out = torch.einsum("bhts,bhsd->bthd", weights, v).reshape(B, T, -1)',
+        ),
+        "why": "expand + reshape puts kv head g at query heads g r ... g r + r - 1, as"
+        " repeat_interleave does",
+    },
+    {
+        "name": "gqa_rope_after_repeat",
+        "cell": "modern_block",
+        "source": fix(
+            fix(
+                MODERN,
+                """        q = apply_rope(q, base=self.rope_base)
+        k = apply_rope(k, base=self.rope_base)
+        r = self.num_heads // self.num_kv_heads
+        k, v = k.repeat_interleave(r, dim=1), v.repeat_interleave(r, dim=1)""",
+                """        r = self.num_heads // self.num_kv_heads
+        k, v = k.repeat_interleave(r, dim=1), v.repeat_interleave(r, dim=1)
+        q = apply_rope(q, base=self.rope_base)
+        k = apply_rope(k, base=self.rope_base)""",
+            ),
+            "scores = scores.masked_fill(~keep, torch.finfo(scores.dtype).min)",
+            "scores = torch.where(keep, scores, torch.finfo(scores.dtype).min)",
+        ),
+        "why": "RoPE acts on each head alone, so it commutes with copying heads; torch.where"
+        " fills like masked_fill",
+    },
+    {
+        "name": "mlm_special_by_broadcast",
+        "cell": "mlm_mask",
+        "source": fix(
+            MLM_MASK,
+            """    special = torch.zeros(input_ids.shape, dtype=torch.bool, device=device)
+    for s in special_ids:
+        special = special | (input_ids == s)
+""",
+            """    ids = torch.tensor(list(special_ids), dtype=input_ids.dtype, device=device)
+    special = (input_ids.unsqueeze(-1) == ids).any(dim=-1)
+""",
+        ),
+        "why": "one broadcast comparison with every special id (an empty list gives no match)",
+    },
+]
+
+# Graded full marks although they break the spec (the grader's gaps, kept out of MISTAKES): the
+# why says what the grader did.
+_OPEN_WHY = {
+    "mlm_generator_on_input_device": (
+        "full marks: the spec's CPU generator (same result on every device, 'the grader checks')"
+        " is not enforced; a generator on input_ids.device draws another stream on a real GPU"
+    ),
+    "mlm_random_ids_skip_zero": (
+        "full marks: the random replacement ids are only checked statistically; never drawing"
+        " id 0 (randint(1, V)) goes unnoticed"
+    ),
+    "rope_float64_in_float32": (
+        "full marks: float64 RoPE computed in float32 (errors ~1e-7) passes; the spec asks for"
+        " float64"
+    ),
+}
+OPEN = [dict(m, why=_OPEN_WHY[m["name"]]) for m in MISTAKES if m["name"] in _OPEN_WHY]
+MISTAKES = [m for m in MISTAKES if m["name"] not in _OPEN_WHY]
