@@ -43,10 +43,14 @@ def pins(path):
 
 def test_student_requirements_are_exact_pins_of_the_course():
     student, course = pins(STUDENT_REQUIREMENTS), pins(ROOT / "requirements.txt")
-    assert set(student) == {"torch", "numpy", "matplotlib", "nbgrader", "jupyterlab"}
+    assert set(student) == {"torch", "numpy", "matplotlib", "nbgrader", "jupyterlab", "ipykernel"}
     assert all(student.values()), student  # every line is name==version
     for name in ("torch", "numpy", "matplotlib", "nbgrader"):
         assert student[name] == course[name], name
+    # older than the course's: the newest ipykernel that does not warn at every kernel start
+    assert (
+        student["ipykernel"] == "7.2.0" and "running over TCP" in STUDENT_REQUIREMENTS.read_text()
+    )
 
 
 def _bin(venv, name):
@@ -143,6 +147,36 @@ def test_notebooks_run_in_the_student_environment(student, tmp_path):
         assert any(c["test"] for c in solved[name]), name
         failed = [c for c in solved[name] if c["error"]]
         assert not failed, (name, failed)
+
+
+# what a student must not see when a notebook starts: the kernel's transport warning (ipykernel
+# 7.3+ under jupyter_client's default of no CurveZMQ keys) and nbgrader's missing-config warning
+ALARMS = ("running over TCP", "without encryption", "No nbgrader_config.py")
+
+
+@pytest.mark.slow
+def test_students_start_without_alarms(student, tmp_path):
+    """A release notebook with the bundle's nbgrader_config.py beside it (tools/release.py
+    write_student_config), run as a student runs it: `jupyter nbconvert --execute` (nbclient,
+    the same kernel start as JupyterLab's) and `nbgrader validate`. Neither warns."""
+    python, env, _ = student
+    bindir = python.parent
+    name = "softmax"
+    release.generate([name], tmp_path)
+    folder = tmp_path / name
+    config = release.write_student_config(folder)
+    assert "course_id" in config.read_text() and config.name == "nbgrader_config.py"
+    runs = {
+        "nbconvert": [str(bindir / "jupyter"), "nbconvert", "--to", "notebook", "--execute"]
+        + ["--ExecutePreprocessor.allow_errors=True", "--output", "run.ipynb", f"{name}.ipynb"],
+        "validate": [str(bindir / "nbgrader"), "validate", f"{name}.ipynb"],
+    }
+    for what, cmd in runs.items():
+        r = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True, timeout=600)
+        out = r.stdout + r.stderr
+        assert "NotImplementedError" in out or what == "nbconvert", (what, out[-3000:])
+        assert not [a for a in ALARMS if a in out], (what, out[-3000:])
+    assert (folder / "run.ipynb").is_file()
 
 
 @pytest.mark.slow

@@ -277,8 +277,30 @@ def build_bundle(html_dir, out, root=ROOT):
     shutil.copytree(html_dir, out, ignore=shutil.ignore_patterns(".buildinfo", ".doctrees"))
     shutil.rmtree(out / "notebooks", ignore_errors=True)
     generate(assignments(root), out / "notebooks", root=root)
+    for name in assignments(root):
+        write_student_config(out / "notebooks" / name)
     write_chapters(out, root=root)
     return out
+
+
+# nbgrader (`nbgrader validate`, JupyterLab's nbgrader extensions) warns "No nbgrader_config.py
+# file found" in a folder without one: the students' copy, saved next to their notebook
+STUDENT_CONFIG = '''"""학생용 nbgrader 설정: 과제 노트북과 같은 작업 폴더에 두세요(고칠 것 없음).
+
+`nbgrader validate`와 JupyterLab의 nbgrader 확장이 이 파일을 읽습니다. 이 파일이 없으면
+"No nbgrader_config.py file found"라는 경고가 나옵니다(채점에는 영향이 없습니다).
+"""
+
+c = get_config()  # noqa: F821
+c.CourseDirectory.course_id = "attention-transformers"
+'''
+
+
+def write_student_config(folder):
+    """``folder``/nbgrader_config.py: the students' nbgrader configuration (STUDENT_CONFIG)."""
+    path = Path(folder) / "nbgrader_config.py"
+    path.write_text(STUDENT_CONFIG, encoding="utf-8")
+    return path
 
 
 def write_chapters(out, root=ROOT):
