@@ -134,3 +134,39 @@ def test_exchange_setup_is_one_command_and_the_round_trip_works(tmp_path):
     run([nbgrader, "collect", "demo"], root)
     collected = list((root / "submitted").glob("*/demo/demo.ipynb"))
     assert len(collected) == 1 and (collected[0].parent / "timestamp.txt").is_file()
+
+
+# Each failure of the instructor path (issue #18) -> what the tools print for it, quoted in the
+# guide's troubleshooting section and found in the code that prints it.
+FAILURES = {
+    "unreadable JSON": ("올바른 JSON이 아니라서", "autograder/notebook.py"),
+    "file over the size limit": ("제출 파일 크기 제한", "autograder/notebook.py"),
+    "answer cell renamed or deleted": ("제출본에 없습니다", "autograder/notebook.py"),
+    "answer cell duplicated": ("개 있어(셀 복제)", "autograder/notebook.py"),
+    "unknown grade_id": ("배포본에 없는 grade_id의 채점 셀", "autograder/notebook.py"),
+    "notebook under another name": ("(이)라는 이름으로 제출되어", "autograder/notebook.py"),
+    "several candidates": ("비슷한 이름의 노트북이 여러 개", "autograder/notebook.py"),
+    "missing notebook": ("ipynb가 제출되지 않았습니다(0점)", "autograder/notebook.py"),
+    "gradebook lacks the assignment": ("채점하지 않았습니다: gradebook(", "autograder/cli.py"),
+    "two runs at once": ("다른 채점이 이 과정 폴더에서 진행 중입니다", "autograder/cli.py"),
+    "Ctrl-C": ("채점을 중단했습니다(Ctrl-C)", "autograder/cli.py"),
+    "not written by nbgrader": ("nbgrader가 gradebook에 기록하지 않은 학생", "autograder/cli.py"),
+    "checksum warnings": ("has changed!", "autograder/nbgrader_plugin.py"),
+    "student config warning": ("No nbgrader_config.py file found", "tools/release.py"),
+    "student kernel warning": ("running over TCP without encryption", "requirements-student.txt"),
+}
+
+
+def test_troubleshooting_names_every_failure_as_the_tools_say_it():
+    text = GUIDE.read_text(encoding="utf-8")
+    section = text.split("## 13. 문제 해결", 1)[1].split("\n## ", 1)[0]
+    entries = re.findall(r"^\*\*.+?(?=^\*\*|\Z)", section, re.M | re.S)
+    assert len(entries) >= 12
+    for failure, (words, where) in FAILURES.items():
+        assert any(words in e for e in entries), (failure, words)
+        assert words in (REPO / where).read_text(encoding="utf-8"), (failure, where)
+    assert "MissingIDFieldWarning" in section and "MathML" in section
+    # the command the entries name is the regrade that the extension test runs from the guide
+    assert "python -m autograder grade <과제> --student ID" in section
+    regrade = guide_block("bash", "grant_extension").splitlines()[-1]
+    assert regrade.endswith("python -m autograder grade softmax --student kim")
