@@ -64,8 +64,8 @@ class CachedLM(nn.Module):
     def __init__(self, vocab_size, context_length, d_model, num_heads, num_layers):
         super().__init__()
         self.context_length = context_length
-        self.tok_emb = nn.Embedding(vocab_size, d_model)
-        self.pos_emb = nn.Embedding(context_length, d_model)
+        self.token_table = nn.Embedding(vocab_size, d_model)
+        self.position_table = nn.Embedding(context_length, d_model)
         self.blocks = nn.ModuleList(_Block(d_model, num_heads) for _ in range(num_layers))
         self.ln_f = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, vocab_size, bias=False)
@@ -79,7 +79,7 @@ class CachedLM(nn.Module):
         if start + T > self.context_length:
             raise ValueError(f"{start + T} positions exceed context_length={self.context_length}")
         pos = torch.arange(start, start + T, device=idx.device)
-        x = self.tok_emb(idx) + self.pos_emb(pos)
+        x = self.token_table(idx) + self.position_table(pos)
         for i, block in enumerate(self.blocks):
             x = block(x, None if caches is None else caches[i])
         return self.head(self.ln_f(x))
