@@ -75,7 +75,7 @@ MISTAKES = [
     return pe.to(out_dtype)
 """,
         "fails": ["test_sinusoidal_encoding"],
-        "says": "장치(device)",
+        "says": "장치",
     },
     {
         "name": "sinusoidal_no_odd_check",
@@ -198,7 +198,7 @@ MISTAKES = [
     return out.to(x.dtype)
 """,
         "fails": ["test_apply_rope"],
-        "says": "장치(device)",
+        "says": "장치",
     },
     {
         "name": "rope_ignores_offset",
@@ -319,7 +319,7 @@ MISTAKES = [
     return torch.tensor(slopes, dtype=dtype or torch.get_default_dtype())
 """,
         "fails": ["test_alibi_slopes", "test_alibi_bias"],
-        "says": "장치(device)",
+        "says": "장치",
     },
     {
         "name": "alibi_slopes_sorted_ascending",
@@ -395,7 +395,7 @@ MISTAKES = [
     return -slopes[:, None, None] * distance.to(slopes.dtype)
 """,
         "fails": ["test_alibi_bias"],
-        "says": "장치(device)",
+        "says": "장치",
     },
     # ------------------------------------------------------------------ T5 buckets
     {
@@ -553,7 +553,7 @@ MISTAKES = [
     return buckets + torch.where(n < max_exact, n, far)
 """,
         "fails": ["test_t5_relative_position_bucket"],
-        "says": "장치(device)",
+        "says": "장치",
     },
     {
         "name": "t5_hugging_face_shortcut",
@@ -585,5 +585,372 @@ MISTAKES = [
 """,
         "fails": ["test_t5_relative_position_bucket"],
         "says": "쓸 수 없습니다",
+    },
+]
+
+SIN, ROPE = "test_sinusoidal_encoding", "test_apply_rope"
+SLOPES, BIAS, T5 = "test_alibi_slopes", "test_alibi_bias", "test_t5_relative_position_bucket"
+
+T5_REF = """def t5_relative_position_bucket(
+    relative_position, bidirectional=True, num_buckets=32, max_distance=128
+):
+    offset = torch.zeros_like(relative_position)
+    if bidirectional:
+        num_buckets //= 2
+        offset = (relative_position > 0).long() * num_buckets
+        n = relative_position.abs()
+    else:
+        n = (-relative_position).clamp(min=0)
+    max_exact = num_buckets // 2
+    n_far = n.clamp(min=max_exact).float()
+    ratio = torch.log(n_far / max_exact) / math.log(max_distance / max_exact)
+    far = max_exact + (ratio * (num_buckets - max_exact)).long()
+    far = far.clamp(max=num_buckets - 1)
+    return offset + torch.where(n < max_exact, n, far)
+"""
+
+MISTAKES += [
+    {
+        "name": "sinusoidal_float32_angles_for_float64",
+        "kind": "logic",
+        "cell": "sinusoidal_encoding",
+        "source": """def sinusoidal_encoding(T, d_model, base=10000.0, device=None, dtype=None):
+    if d_model % 2 != 0:
+        raise ValueError("d_model must be even")
+    out_dtype = dtype if dtype is not None else torch.get_default_dtype()
+    pos = torch.arange(T, device=device, dtype=torch.float32)
+    two_i = torch.arange(0, d_model, 2, device=device, dtype=torch.float32)
+    angles = pos[:, None] * base ** (-two_i / d_model)
+    pe = torch.stack((angles.sin(), angles.cos()), dim=-1)
+    return pe.reshape(T, d_model).to(out_dtype)
+""",
+        "fails": [SIN],
+        "says": "float64",
+    },
+    {
+        "name": "alibi_bias_distance_cast_to_float32",
+        "kind": "logic",
+        "cell": "alibi_bias",
+        "source": """def alibi_bias(num_heads, T, S=None, device=None, dtype=None):
+    if S is None:
+        S = T
+    query_pos = torch.arange(S - T, S, device=device)
+    key_pos = torch.arange(S, device=device)
+    distance = (query_pos[:, None] - key_pos[None, :]).clamp(min=0).float()
+    slopes = alibi_slopes(num_heads, device=device, dtype=dtype)
+    return -slopes[:, None, None] * distance
+""",
+        "fails": [BIAS],
+        "says": "dtype",
+    },
+    {
+        "name": "t5_offset_includes_distance_zero",
+        "kind": "logic",
+        "cell": "t5_relative_position_bucket",
+        "source": T5_REF.replace("(relative_position > 0)", "(relative_position >= 0)"),
+        "fails": [T5],
+        "says": "t5_relative_position_bucket",
+    },
+    {
+        "name": "t5_true_division_of_num_buckets",
+        "kind": "logic",
+        "cell": "t5_relative_position_bucket",
+        "source": T5_REF.replace("num_buckets //= 2", "num_buckets = int(num_buckets / 2 + 0.5)"),
+        "fails": [T5],
+        "says": "num_buckets",
+    },
+]
+
+ROPE_BODY = """def apply_rope(x, positions=None, offset=0, base=10000.0):
+    T, d = x.shape[-2], x.shape[-1]
+    work = torch.promote_types(x.dtype, torch.float32)
+    if positions is None:
+        positions = torch.arange(offset, offset + T, device=x.device)
+    freq = base ** (-torch.arange(0, d, 2, device=x.device, dtype=work) / d)
+    angles = positions.to(work)[..., None] * freq
+    if angles.dim() == 3:
+        angles = angles[:, None]
+    cos, sin = angles.cos(), angles.sin()
+    xw = x.to(work)
+    x1, x2 = xw[..., : d // 2], xw[..., d // 2 :]
+    out = torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+    return out.to(x.dtype)
+"""
+
+MISTAKES += [
+    {
+        "name": "rope_result_left_in_float32",
+        "kind": "logic",
+        "cell": "apply_rope",
+        "source": ROPE_BODY.replace("return out.to(x.dtype)", "return out"),
+        "fails": [ROPE],
+        "says": "dtype",
+    },
+]
+
+CORRECT = [
+    {
+        "name": "ok_sinusoidal_strided_assignment_exp_log",
+        "cell": "sinusoidal_encoding",
+        "source": """def sinusoidal_encoding(T, d_model, base=10000.0, device=None, dtype=None):
+    if d_model % 2:
+        raise ValueError("d_model must be even")
+    out_dtype = dtype or torch.get_default_dtype()
+    work = torch.promote_types(out_dtype, torch.float32)
+    pos = torch.arange(T, device=device, dtype=work).unsqueeze(1)
+    two_i = torch.arange(0, d_model, 2, device=device, dtype=work)
+    div = torch.exp(two_i * (-math.log(base) / d_model))
+    pe = torch.empty(T, d_model, device=device, dtype=work)
+    pe[:, 0::2] = torch.sin(pos * div)
+    pe[:, 1::2] = torch.cos(pos * div)
+    return pe.to(out_dtype)
+""",
+        "why": "exp(-log(base) 2i/d) frequencies, strided writes into its own new tensor",
+    },
+    {
+        "name": "ok_sinusoidal_float64_inside",
+        "cell": "sinusoidal_encoding",
+        "source": """def sinusoidal_encoding(T, d_model, base=10000.0, device=None, dtype=None):
+    if d_model % 2 != 0:
+        raise ValueError("odd d_model")
+    pos = torch.arange(T, device=device, dtype=torch.float64)
+    w = base ** (-torch.arange(d_model // 2, device=device, dtype=torch.float64) * 2 / d_model)
+    angles = torch.outer(pos, w)
+    pe = torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)
+    return pe.to(dtype if dtype is not None else torch.get_default_dtype())
+""",
+        "why": "always float64 angles (at least float32 as asked), then cast to the result dtype",
+    },
+    {
+        "name": "ok_rope_rotate_half",
+        "cell": "apply_rope",
+        "source": """def apply_rope(x, positions=None, offset=0, base=10000.0):
+    T, d = x.shape[-2], x.shape[-1]
+    work = torch.promote_types(x.dtype, torch.float32)
+    if positions is None:
+        positions = torch.arange(offset, offset + T, device=x.device)
+    inv_freq = 1.0 / base ** (torch.arange(0, d, 2, device=x.device, dtype=work) / d)
+    angles = positions.to(work).unsqueeze(-1) * inv_freq
+    emb = torch.cat((angles, angles), dim=-1)
+    if emb.dim() == 3:
+        emb = emb.unsqueeze(1)
+    xw = x.to(work)
+    rotated = torch.cat((-xw[..., d // 2 :], xw[..., : d // 2]), dim=-1)
+    return (xw * emb.cos() + rotated * emb.sin()).to(x.dtype)
+""",
+        "why": "Hugging Face rotate_half form: x cos + rotate_half(x) sin with duplicated angles",
+    },
+    {
+        "name": "ok_rope_complex_float64",
+        "cell": "apply_rope",
+        "source": """def apply_rope(x, positions=None, offset=0, base=10000.0):
+    T, d = x.shape[-2], x.shape[-1]
+    if positions is None:
+        positions = torch.arange(offset, offset + T, device=x.device)
+    freq = base ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float64) / d)
+    theta = positions.double()[..., None] * freq
+    if theta.dim() == 3:
+        theta = theta[:, None]
+    z = torch.complex(x[..., : d // 2].double(), x[..., d // 2 :].double())
+    z = z * torch.polar(torch.ones_like(theta), theta)
+    return torch.cat((z.real, z.imag), dim=-1).to(x.dtype)
+""",
+        "why": "pairs as complex numbers times e^(i theta), all in float64, cast back",
+    },
+    {
+        "name": "ok_alibi_slopes_tensor_ops",
+        "cell": "alibi_slopes",
+        "source": """def alibi_slopes(num_heads, device=None, dtype=None):
+    dtype = dtype if dtype is not None else torch.get_default_dtype()
+    n = 1
+    while n * 2 <= num_heads:
+        n *= 2
+    k = torch.arange(1, n + 1, device=device, dtype=torch.float64)
+    slopes = 2.0 ** (-8.0 * k / n)
+    if num_heads > n:
+        odd = torch.arange(1, 2 * (num_heads - n), 2, device=device, dtype=torch.float64)
+        slopes = torch.cat((slopes, 2.0 ** (-8.0 * odd / (2 * n))))
+    return slopes.to(dtype)
+""",
+        "why": "slopes from torch.arange in float64 on the device, cast to the dtype",
+    },
+    {
+        "name": "ok_alibi_bias_relu_of_float_positions",
+        "cell": "alibi_bias",
+        "source": """def alibi_bias(num_heads, T, S=None, device=None, dtype=None):
+    S = T if S is None else S
+    slopes = alibi_slopes(num_heads, device=device, dtype=dtype)
+    q = torch.arange(T, device=device, dtype=slopes.dtype).unsqueeze(1) + (S - T)
+    k = torch.arange(S, device=device, dtype=slopes.dtype).unsqueeze(0)
+    return slopes.view(-1, 1, 1) * -torch.relu(q - k)
+""",
+        "why": "positions in the slopes' dtype (exact integers for the graded sizes), relu for max",
+    },
+    {
+        "name": "ok_t5_float64_and_minimum",
+        "cell": "t5_relative_position_bucket",
+        "source": """def t5_relative_position_bucket(
+    relative_position, bidirectional=True, num_buckets=32, max_distance=128
+):
+    r = relative_position
+    bucket = torch.zeros_like(r)
+    if bidirectional:
+        num_buckets = num_buckets // 2
+        bucket = bucket + torch.where(r > 0, num_buckets, 0)
+        n = torch.abs(r)
+    else:
+        n = -torch.minimum(r, torch.zeros_like(r))
+    max_exact = num_buckets // 2
+    is_small = n < max_exact
+    scaled = torch.log(n.double() / max_exact) / math.log(max_distance / max_exact)
+    large = max_exact + (scaled * (num_buckets - max_exact)).to(torch.long)
+    large = torch.minimum(large, torch.full_like(large, num_buckets - 1))
+    return bucket + torch.where(is_small, n, large)
+""",
+        "why": "float64 logarithm (log(0) = -inf is discarded by where), torch.minimum clamps",
+    },
+]
+
+OPEN = [
+    {
+        "name": "sinusoidal_none_dtype_is_float32",
+        "kind": "logic",
+        "cell": "sinusoidal_encoding",
+        "source": """def sinusoidal_encoding(T, d_model, base=10000.0, device=None, dtype=None):
+    if d_model % 2 != 0:
+        raise ValueError("d_model must be even")
+    out_dtype = dtype if dtype is not None else torch.float32
+    work = torch.promote_types(out_dtype, torch.float32)
+    pos = torch.arange(T, device=device, dtype=work)
+    two_i = torch.arange(0, d_model, 2, device=device, dtype=work)
+    angles = pos[:, None] * base ** (-two_i / d_model)
+    pe = torch.stack((angles.sin(), angles.cos()), dim=-1)
+    return pe.reshape(T, d_model).to(out_dtype)
+""",
+        "fails": [SIN],
+        "says": "dtype",
+        "why": (
+            "full marks: dtype=None gives float32 instead of torch.get_default_dtype(); no "
+            "check runs under another default dtype"
+        ),
+    },
+    {
+        "name": "alibi_slopes_none_dtype_is_float32",
+        "kind": "logic",
+        "cell": "alibi_slopes",
+        "source": """def alibi_slopes(num_heads, device=None, dtype=None):
+    n = 2 ** math.floor(math.log2(num_heads))
+    slopes = [2.0 ** (-8 * k / n) for k in range(1, n + 1)]
+    slopes += [2.0 ** (-8 * k / (2 * n)) for k in range(1, 2 * (num_heads - n), 2)]
+    return torch.tensor(slopes, device=device, dtype=dtype or torch.float32)
+""",
+        "fails": [SLOPES, BIAS],
+        "says": "dtype",
+        "why": (
+            "full marks: dtype=None gives float32 instead of torch.get_default_dtype(); no "
+            "check runs under another default dtype"
+        ),
+    },
+    {
+        "name": "sinusoidal_built_on_cpu_then_moved",
+        "kind": "device",
+        "cell": "sinusoidal_encoding",
+        "source": """def sinusoidal_encoding(T, d_model, base=10000.0, device=None, dtype=None):
+    if d_model % 2 != 0:
+        raise ValueError("d_model must be even")
+    out_dtype = dtype if dtype is not None else torch.get_default_dtype()
+    work = torch.promote_types(out_dtype, torch.float32)
+    pos = torch.arange(T, dtype=work)
+    two_i = torch.arange(0, d_model, 2, dtype=work)
+    angles = pos[:, None] * base ** (-two_i / d_model)
+    pe = torch.stack((angles.sin(), angles.cos()), dim=-1)
+    return pe.reshape(T, d_model).to(device=device, dtype=out_dtype)
+""",
+        "fails": [SIN],
+        "says": "장치",
+        "why": (
+            "full marks: the table is built on CPU and moved with .to(device), which the spec"
+            " forbids; only the result's device is checked"
+        ),
+    },
+    {
+        "name": "rope_frequencies_on_default_device",
+        "kind": "device",
+        "cell": "apply_rope",
+        "source": """def apply_rope(x, positions=None, offset=0, base=10000.0):
+    T, d = x.shape[-2], x.shape[-1]
+    work = torch.promote_types(x.dtype, torch.float32)
+    if positions is None:
+        positions = torch.arange(offset, offset + T, device=x.device)
+    freq = base ** (-torch.arange(0, d, 2, dtype=work) / d)
+    angles = positions.to(work)[..., None] * freq.to(x.device)
+    if angles.dim() == 3:
+        angles = angles[:, None]
+    cos, sin = angles.cos(), angles.sin()
+    xw = x.to(work)
+    x1, x2 = xw[..., : d // 2], xw[..., d // 2 :]
+    return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).to(x.dtype)
+""",
+        "fails": [ROPE],
+        "says": "장치",
+        "why": (
+            "full marks: the frequencies are made on CPU and moved to x.device; only the "
+            "result's device is checked"
+        ),
+    },
+    {
+        "name": "alibi_bias_slopes_made_on_cpu_then_moved",
+        "kind": "device",
+        "cell": "alibi_bias",
+        "source": """def alibi_bias(num_heads, T, S=None, device=None, dtype=None):
+    if S is None:
+        S = T
+    query_pos = torch.arange(S - T, S, device=device)
+    key_pos = torch.arange(S, device=device)
+    distance = (query_pos[:, None] - key_pos[None, :]).clamp(min=0)
+    slopes = alibi_slopes(num_heads, dtype=dtype).to(device)
+    return -slopes[:, None, None] * distance.to(slopes.dtype)
+""",
+        "fails": [BIAS],
+        "says": "장치",
+        "why": (
+            "full marks: the slopes are made on CPU and moved with .to(device); only the "
+            "result's device is checked"
+        ),
+    },
+    {
+        "name": "sinusoidal_view_fails_for_zero_length",
+        "kind": "logic",
+        "cell": "sinusoidal_encoding",
+        "source": """def sinusoidal_encoding(T, d_model, base=10000.0, device=None, dtype=None):
+    if d_model % 2 != 0:
+        raise ValueError("d_model must be even")
+    out_dtype = dtype if dtype is not None else torch.get_default_dtype()
+    work = torch.promote_types(out_dtype, torch.float32)
+    pos = torch.arange(T, device=device, dtype=work)
+    two_i = torch.arange(0, d_model, 2, device=device, dtype=work)
+    angles = pos[:, None] * base ** (-two_i / d_model)
+    pe = torch.stack((angles.sin(), angles.cos()), dim=-1)
+    return pe.view(T, -1).to(out_dtype)
+""",
+        "fails": [SIN],
+        "says": "sinusoidal_encoding",
+        "why": "full marks: view(T, -1) raises for T = 0; arguable, T = 0 is not named in the spec",
+    },
+    {
+        "name": "rope_adds_offset_to_given_positions",
+        "kind": "logic",
+        "cell": "apply_rope",
+        "source": ROPE_BODY.replace(
+            "        positions = torch.arange(offset, offset + T, device=x.device)\n",
+            "        positions = torch.arange(T, device=x.device)\n"
+            "    positions = positions + offset\n",
+        ),
+        "fails": [ROPE],
+        "says": "offset",
+        "why": (
+            "full marks: offset is added to explicit positions, which the spec says must "
+            "ignore offset; positions and a nonzero offset are never passed together"
+        ),
     },
 ]
