@@ -508,3 +508,285 @@ MISTAKES = [
         "says": "nn.LayerNorm",
     },
 ]
+
+# ---------------------------------------------------------------------------------------------
+# More mistakes, written as one-snippet edits of reference-like cells (``_fix`` insists that the
+# snippet occurs exactly once, so a change of the base cannot silently turn a mistake into the
+# answer).
+
+
+def _fix(source, old, new):
+    if source.count(old) != 1:
+        raise ValueError(f"snippet not found exactly once: {old!r}")
+    return source.replace(old, new)
+
+
+def _entry(name, kind, cell, source, fails, says):
+    return {
+        "name": name,
+        "kind": kind,
+        "cell": cell,
+        "source": source,
+        "fails": fails,
+        "says": says,
+    }
+
+
+_LN = (
+    _LN_INIT
+    + """        dims = tuple(range(-len(self.normalized_shape), 0))
+        h = x.to(torch.promote_types(x.dtype, torch.float32))
+        mean = h.mean(dim=dims, keepdim=True)
+        centered = h - mean
+        var = centered.pow(2).mean(dim=dims, keepdim=True)
+        y = centered / torch.sqrt(var + self.eps)
+        if self.weight is not None:
+            y = y * self.weight + self.bias
+        return y.to(x.dtype)
+"""
+)
+
+_RMS = (
+    _RMS_INIT
+    + """        dims = tuple(range(-len(self.normalized_shape), 0))
+        h = x.to(torch.promote_types(x.dtype, torch.float32))
+        eps = torch.finfo(h.dtype).eps if self.eps is None else self.eps
+        y = h * torch.rsqrt(h.pow(2).mean(dim=dims, keepdim=True) + eps)
+        if self.weight is not None:
+            y = y * self.weight
+        return y.to(x.dtype)
+"""
+)
+
+_FFN_REF = _FFN.format(
+    activation="nn.GELU()",
+    forward="return self.linear2(self.dropout(self.activation(self.linear1(x))))",
+)
+
+_BLOCK = (
+    _BLOCK_INIT
+    + """        if self.norm_first:
+            x = x + self.dropout1(self.self_attn(self.norm1(x), mask=mask))
+            return x + self.dropout2(self.ffn(self.norm2(x)))
+        x = self.norm1(x + self.dropout1(self.self_attn(x, mask=mask)))
+        return self.norm2(x + self.dropout2(self.ffn(x)))
+"""
+)
+
+LN, RMS, FFN, BLOCK = (
+    "test_layer_norm",
+    "test_rms_norm",
+    "test_feed_forward",
+    "test_transformer_block",
+)
+
+MISTAKES += [
+    # ------------------------------------------------------------------ LayerNorm
+    _entry(
+        "ln_float64_in_float32",
+        "constant",
+        "layer_norm",
+        _fix(_LN, "h = x.to(torch.promote_types(x.dtype, torch.float32))", "h = x.float()"),
+        [LN],
+        "float64",
+    ),
+    _entry(
+        "ln_parameters_last_dim_only",
+        "logic",
+        "layer_norm",
+        _fix(
+            _fix(
+                _LN,
+                "self.weight = nn.Parameter(torch.ones(self.normalized_shape))",
+                "self.weight = nn.Parameter(torch.ones(self.normalized_shape[-1]))",
+            ),
+            "self.bias = nn.Parameter(torch.zeros(self.normalized_shape))",
+            "self.bias = nn.Parameter(torch.zeros(self.normalized_shape[-1]))",
+        ),
+        [LN],
+        "LayerNorm",
+    ),
+    _entry(
+        "ln_bias_initialised_to_ones",
+        "logic",
+        "layer_norm",
+        _fix(
+            _LN,
+            "self.bias = nn.Parameter(torch.zeros(self.normalized_shape))",
+            "self.bias = nn.Parameter(torch.ones(self.normalized_shape))",
+        ),
+        [LN],
+        "bias",
+    ),
+    # ------------------------------------------------------------------ RMSNorm
+    _entry(
+        "rms_eps_none_always_float32",
+        "constant",
+        "rms_norm",
+        _fix(
+            _RMS,
+            "eps = torch.finfo(h.dtype).eps if self.eps is None else self.eps",
+            "eps = torch.finfo(torch.float32).eps if self.eps is None else self.eps",
+        ),
+        [RMS],
+        "float64",
+    ),
+    _entry(
+        "rms_casts_back_before_weight",
+        "logic",
+        "rms_norm",
+        _fix(
+            _fix(
+                _RMS, "        if self.weight is not None:\n            y = y * self.weight\n", ""
+            ),
+            "        return y.to(x.dtype)\n",
+            "        y = y.to(x.dtype)\n"
+            "        return y if self.weight is None else y * self.weight\n",
+        ),
+        [RMS],
+        "dtype",
+    ),
+    _entry(
+        "rms_unit_weight_on_cpu",
+        "device",
+        "rms_norm",
+        _fix(
+            _fix(_RMS, "        if self.weight is not None:\n", ""),
+            "            y = y * self.weight\n",
+            "        w = self.weight\n"
+            "        if w is None:\n"
+            "            w = torch.ones(self.normalized_shape)\n"
+            "        y = y * w\n",
+        ),
+        [RMS],
+        "장치",
+    ),
+    # ------------------------------------------------------------------ FeedForward
+    _entry(
+        "ffn_dropout_before_gelu",
+        "randomness",
+        "feed_forward",
+        _fix(
+            _FFN_REF,
+            "return self.linear2(self.dropout(self.activation(self.linear1(x))))",
+            "return self.linear2(self.activation(self.dropout(self.linear1(x))))",
+        ),
+        [FFN, BLOCK],
+        "같은 시드",
+    ),
+    _entry(
+        "ffn_linear2_created_first",
+        "logic",
+        "feed_forward",
+        _fix(
+            _fix(_FFN_REF, "        self.linear2 = nn.Linear(d_ff, d_model)\n", ""),
+            "        self.linear1 = nn.Linear(d_model, d_ff)\n",
+            "        self.linear2 = nn.Linear(d_ff, d_model)\n"
+            "        self.linear1 = nn.Linear(d_model, d_ff)\n",
+        ),
+        [FFN],
+        "FeedForward",
+    ),
+    # ------------------------------------------------------------------ TransformerBlock
+    _entry(
+        "block_mask_inverted_like_torch",
+        "logic",
+        "transformer_block",
+        _fix(
+            _fix(
+                _BLOCK,
+                "x = x + self.dropout1(self.self_attn(self.norm1(x), mask=mask))",
+                "x = x + self.dropout1(self.self_attn(self.norm1(x), mask=blocked))",
+            ),
+            "x = self.norm1(x + self.dropout1(self.self_attn(x, mask=mask)))",
+            "x = self.norm1(x + self.dropout1(self.self_attn(x, mask=blocked)))",
+        ).replace(
+            "        if self.norm_first:\n",
+            "        blocked = None if mask is None else ~mask  # torch: True = blocked\n"
+            "        if self.norm_first:\n",
+            1,
+        ),
+        [BLOCK],
+        "mask",
+    ),
+]
+
+# Correct solutions written another way: each must keep full marks.
+CORRECT = [
+    {
+        "name": "ln_var_mean_biased",
+        "cell": "layer_norm",
+        "source": _fix(
+            _LN,
+            """        mean = h.mean(dim=dims, keepdim=True)
+        centered = h - mean
+        var = centered.pow(2).mean(dim=dims, keepdim=True)
+        y = centered / torch.sqrt(var + self.eps)""",
+            """        var, mean = torch.var_mean(h, dim=dims, correction=0, keepdim=True)
+        y = (h - mean) * torch.rsqrt(var + self.eps)""",
+        ),
+        "why": "torch.var_mean with correction=0 is the biased variance (two-pass, stable)",
+    },
+    {
+        "name": "ln_float64_inside",
+        "cell": "layer_norm",
+        "source": _fix(
+            _fix(_LN, "h = x.to(torch.promote_types(x.dtype, torch.float32))", "h = x.double()"),
+            "            y = y * self.weight + self.bias\n",
+            "            y = torch.addcmul(self.bias.double(), y, self.weight.double())\n",
+        ),
+        "why": "float64 inside is at least as accurate as the float32 upcast; cast back at the end",
+    },
+    {
+        "name": "rms_sqrt_division",
+        "cell": "rms_norm",
+        "source": _fix(
+            _RMS,
+            "y = h * torch.rsqrt(h.pow(2).mean(dim=dims, keepdim=True) + eps)",
+            "y = h / torch.sqrt((h * h).mean(dim=dims, keepdim=True) + eps)",
+        ),
+        "why": "x / sqrt(ms + eps) equals x * rsqrt(ms + eps)",
+    },
+    {
+        "name": "ffn_functional_gelu",
+        "cell": "feed_forward",
+        "source": _fix(
+            _FFN_REF,
+            "return self.linear2(self.dropout(self.activation(self.linear1(x))))",
+            "h = F.gelu(self.linear1(x))  # exact (erf) GELU, as nn.GELU()\n"
+            "        return self.linear2(self.dropout(h))",
+        ),
+        "why": "F.gelu is what nn.GELU() calls; the dropout stays on the (..., d_ff) hidden",
+    },
+    {
+        "name": "block_named_sublayers",
+        "cell": "transformer_block",
+        "source": _BLOCK_INIT
+        + """        if not self.norm_first:
+            attn = self.dropout1(self.self_attn(x, mask=mask))
+            x = self.norm1(x + attn)
+            ff = self.dropout2(self.ffn(x))
+            return self.norm2(x + ff)
+        attn = self.dropout1(self.self_attn(self.norm1(x), mask=mask))
+        h = x + attn
+        ff = self.dropout2(self.ffn(self.norm2(h)))
+        return h + ff
+""",
+        "why": "the same formulas with the post-norm branch first and named intermediates",
+    },
+]
+
+# Graded full marks although they break the spec (the grader's gaps, kept out of MISTAKES): the
+# why says what the grader did.
+_OPEN_WHY = {
+    "ln_bias_initialised_to_ones": (
+        "full marks: the initial values (weight ones, bias zeros) are never checked; the grader"
+        " loads its own weights"
+    ),
+    "ffn_linear2_created_first": (
+        "full marks: the creation order the spec asks for (linear1, activation, dropout,"
+        " linear2) is not checked; the grader overwrites the seeded initial weights"
+    ),
+}
+OPEN = [dict(m, why=_OPEN_WHY[m["name"]]) for m in MISTAKES if m["name"] in _OPEN_WHY]
+MISTAKES = [m for m in MISTAKES if m["name"] not in _OPEN_WHY]
