@@ -12,6 +12,7 @@ import base64
 import collections
 import csv
 import datetime
+import functools
 import html
 import io
 import os
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+from matplotlib import font_manager, rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from nbgrader.api import Gradebook, MissingEntry
@@ -40,6 +42,19 @@ COLORS = {
     "missing": "#bbbbbb",
 }
 TOP_MESSAGES = 5
+# outcomes as the HTML report names them (the CSV keeps report.OUTCOMES' names)
+KOREAN = {
+    "passed": "통과",
+    "failed": "실패",
+    "crashed": "비정상 종료",
+    "timeout": "시간 초과",
+    "grader-error": "채점 오류",
+    "missing": "결과 없음",
+}
+# Hangul in the plots, as book/bookplot.py draws it: the course font (Debian fonts-nanum,
+# tools/sysdeps.sh) registered by path, else the Korean fonts Windows, macOS and Linux ship
+NANUM_GOTHIC = Path("/usr/share/fonts/truetype/nanum/NanumGothic.ttf")
+KOREAN_FAMILIES = ["NanumGothic", "Malgun Gothic", "AppleGothic", "Noto Sans CJK KR"]
 
 
 class ReportError(Exception):
@@ -218,6 +233,27 @@ def notebook_seconds(rows):
 # ------------------------------------------------------------------ plots
 
 
+def korean_fonts():
+    """matplotlib's font.family for Korean labels: DejaVu Sans for Latin text, then the first
+    Korean family matplotlib knows (none found: Hangul is drawn as boxes, with a warning)."""
+    if NANUM_GOTHIC.is_file():
+        font_manager.fontManager.addfont(str(NANUM_GOTHIC))
+    known = {f.name for f in font_manager.fontManager.ttflist}
+    korean = next((name for name in KOREAN_FAMILIES if name in known), None)
+    return ["DejaVu Sans"] + ([korean] if korean else [])
+
+
+def korean_plot(draw):
+    """``draw`` run with korean_fonts() (the report never changes matplotlib's global rc)."""
+
+    @functools.wraps(draw)
+    def drawn(*args, **kw):
+        with rc_context({"font.family": korean_fonts()}):
+            return draw(*args, **kw)
+
+    return drawn
+
+
 def png(fig, alt):
     FigureCanvasAgg(fig)
     buf = io.BytesIO()
@@ -226,18 +262,20 @@ def png(fig, alt):
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
 
 
+@korean_plot
 def score_plot(rows, max_score):
     fig = Figure(figsize=(6, 3))
     ax = fig.subplots()
     top = max(max_score, 1)
     bins = [i - 0.5 for i in range(int(top) + 2)] if top <= 30 else 20  # one bar per point
     ax.hist([r.score for r in rows], bins=bins, color="#4c72b0", edgecolor="white")
-    ax.set_xlabel(f"total score (of {max_score:g})")
-    ax.set_ylabel("students")
-    ax.set_title("Score distribution")
-    return png(fig, "score distribution")
+    ax.set_xlabel(f"총점 (만점 {max_score:g})")
+    ax.set_ylabel("학생 수")
+    ax.set_title("점수 분포")
+    return png(fig, "점수 분포")
 
 
+@korean_plot
 def outcome_plot(cells, counts, n):
     fig = Figure(figsize=(7, 0.5 * len(cells) + 1.5))
     ax = fig.subplots()
@@ -246,26 +284,27 @@ def outcome_plot(cells, counts, n):
     for outcome in OUTCOMES + ("missing",):
         values = [counts[c[:2]][outcome] for c in reversed(cells)]
         if any(values):
-            ax.barh(names, values, left=left, color=COLORS[outcome], label=outcome)
+            ax.barh(names, values, left=left, color=COLORS[outcome], label=KOREAN[outcome])
             left = [a + b for a, b in zip(left, values, strict=True)]
     ax.set_xlim(0, max(n, 1))
-    ax.set_xlabel("students")
-    ax.set_title("Outcome per test cell (green: passed)")
+    ax.set_xlabel("학생 수")
+    ax.set_title("테스트 셀별 결과 (초록: 통과)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
-    return png(fig, "outcome per test cell")
+    return png(fig, "테스트 셀별 결과")
 
 
+@korean_plot
 def time_plot(timings):
     fig = Figure(figsize=(6, 3))
     ax = fig.subplots()
     if timings:
         ax.hist([s for _, _, s in timings], bins=20, color="#55a868")
     else:
-        ax.text(0.5, 0.5, "no grading times recorded", ha="center", transform=ax.transAxes)
-    ax.set_xlabel("grading seconds per notebook")
-    ax.set_ylabel("notebooks")
-    ax.set_title("Grading time")
-    return png(fig, "grading time per notebook")
+        ax.text(0.5, 0.5, "기록된 채점 시간 없음", ha="center", transform=ax.transAxes)
+    ax.set_xlabel("노트북 하나의 채점 시간 (초)")
+    ax.set_ylabel("노트북 수")
+    ax.set_title("채점 시간")
+    return png(fig, "노트북별 채점 시간")
 
 
 # ------------------------------------------------------------------ output
@@ -337,7 +376,8 @@ def cell_table(cells, counts, n):
             [label(c), f"{c[2]:g}", passed, difficulty(k["passed"] / n)]
             + [k[o] for o in OUTCOMES[1:]]
         )
-    return table(["테스트 셀", "배점", "통과", "난이도"] + list(OUTCOMES[1:]), lines)
+    outcomes = [KOREAN[o] for o in OUTCOMES[1:]]
+    return table(["테스트 셀", "배점", "통과", "난이도"] + outcomes, lines)
 
 
 def message_table(cells, messages):
@@ -376,7 +416,7 @@ def student_table(coursedir, assignment, cells, rows, out_dir):
     for r in rows:
         line = [r.student, feedback_link(coursedir, assignment, r.student, notebooks, out_dir)]
         line += [f"{r.score:g}", f"{r.late_penalty:g}", f"{r.final_score:g}"]
-        line += [r.outcomes[c[:2]] for c in cells] + [" / ".join(r.problems)]
+        line += [KOREAN[r.outcomes[c[:2]]] for c in cells] + [" / ".join(r.problems)]
         lines.append(line)
     return table(header, lines, raw=(1,))
 
@@ -404,7 +444,7 @@ def render_html(coursedir, assignment, cells, rows, out_dir):
     n = len(rows)
     counts, messages = outcome_counts(cells, rows), failure_messages(cells, rows)
     bad, timings = problems(cells, rows), notebook_seconds(rows)
-    bad_lines = [[s, label(c), o, m] for s, c, o, m in bad]
+    bad_lines = [[s, label(c), KOREAN[o], m] for s, c, o, m in bad]
     now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     esc = html.escape
     flagged = sum(1 for r in rows if r.problems)

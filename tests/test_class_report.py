@@ -137,7 +137,8 @@ def test_crashed_and_timed_out_submissions_are_listed(course):
     text = (root / "reports" / "softmax.html").read_text(encoding="utf-8")
     for student, outcome in (("s4_crash", "crashed"), ("s5_hang", "timeout")):
         assert rows[student]["softmax/test_softmax_stable outcome"] == outcome
-        listed = f"<tr><td>{student}</td><td>softmax/test_softmax_stable</td><td>{outcome}</td>"
+        korean = {"crashed": "비정상 종료", "timeout": "시간 초과"}[outcome]
+        listed = f"<tr><td>{student}</td><td>softmax/test_softmax_stable</td><td>{korean}</td>"
         assert listed in text
     assert rows["s2_jacobian"]["softmax/test_softmax_jacobian outcome"] == "failed"
     # the same mistake (same run seed, same first line) is counted once, for two students
@@ -148,3 +149,56 @@ def test_crashed_and_timed_out_submissions_are_listed(course):
     assert nb.metadata["autograder"]["seconds"] > 0
     enames = {o.ename for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"}
     assert "StudentCrashed" in enames
+
+
+@pytest.mark.slow
+def test_report_is_in_korean(course):
+    """Headings, table headers and outcomes in Korean; the per-student table links feedback
+    (after generate_feedback) or says there is none yet; the CSV keeps its machine names."""
+    root = course[0]
+    text = (root / "reports" / "softmax.html").read_text(encoding="utf-8")
+    headings = re.findall(r"<h[12]>([^<]*)</h[12]>", text)
+    assert headings and all(re.search("[가-힣]", h) for h in headings), headings
+    headers = set(re.findall(r"<th>([^<]*)</th>", text))
+    assert {"테스트 셀", "난이도", "학생", "피드백", "최종 점수", "실패", "시간 초과"} <= headers
+    assert not headers & {"passed", "failed", "crashed", "timeout", "grader-error", "missing"}
+    students = text.split("<h2>학생별 결과</h2>")[1].split("<h2>")[0]
+    assert "<td>통과</td>" in students and "<td>실패</td>" in students
+    assert students.count("(아직 없음)") == len(STUDENTS)  # no generate_feedback yet
+    assert all(alt and re.search("[가-힣]", alt) for alt in re.findall(r'<img alt="([^"]*)"', text))
+    assert set(csv_rows(root)["s0_correct"].values()) & {"passed"}
+
+
+def test_plots_are_labelled_in_korean_with_a_korean_font():
+    """Every plot of the report draws its Korean labels without a missing glyph, and leaves
+    matplotlib's global font settings alone."""
+    import warnings
+
+    import matplotlib
+
+    from autograder import class_report as cr
+
+    cells = [("softmax", "test_a", 2.0), ("softmax", "test_b", 3.0)]
+    rows = [cr.Row(f"s{i}", i, 5.0, {}) for i in range(4)]
+    for i, r in enumerate(rows):
+        r.outcomes = {c[:2]: cr.OUTCOMES[i % 4] for c in cells}
+    before = list(matplotlib.rcParams["font.family"])
+    assert cr.korean_fonts()[1:], "no Korean font (tools/sysdeps.sh installs fonts-nanum)"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Glyph ... missing from font(s)" is a UserWarning
+        images = [
+            cr.score_plot(rows, 5.0),
+            cr.outcome_plot(cells, cr.outcome_counts(cells, rows), len(rows)),
+            cr.time_plot([("s0", "softmax", 1.5)]),
+            cr.time_plot([]),
+        ]
+    assert matplotlib.rcParams["font.family"] == before
+    assert [re.search(r'alt="([^"]*)"', i).group(1) for i in images] == [
+        "점수 분포",
+        "테스트 셀별 결과",
+        "노트북별 채점 시간",
+        "노트북별 채점 시간",
+    ]
+    source = Path(cr.__file__).read_text(encoding="utf-8")
+    for call in re.findall(r"ax\.(?:set_xlabel|set_ylabel|set_title|text)\(([^\n]*)", source):
+        assert re.search("[가-힣]", call), call  # every axis label and title is Korean
