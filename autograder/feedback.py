@@ -24,8 +24,13 @@ MATHJAX_SCRIPT = re.compile(
 
 def tex_to_mathml(tex, display=False):
     """MathML of ``tex``; ``<code>`` holding the TeX when latex2mathml cannot convert it."""
-    from latex2mathml.converter import convert
-
+    try:
+        from latex2mathml.converter import convert
+    except ImportError:
+        raise RuntimeError(
+            "피드백의 수식을 MathML로 바꾸는 latex2mathml이 설치되어 있지 않습니다: "
+            "`pip install -r requirements.txt`(또는 `make venv`)로 설치하세요"
+        ) from None
     try:
         return convert(tex.strip(), display="block" if display else "inline")
     except Exception:
