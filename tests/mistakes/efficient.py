@@ -744,6 +744,8 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     },
 ]
 
+MISTAKES += []
+
 CORRECT = [
     {
         "name": "ok_window_by_tril_and_triu",
@@ -915,6 +917,23 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
         "why": (
             "full marks: h % h_kv != 0 raises no ValueError (a RuntimeError from the matmul, "
             "or a wrong result) and nothing checks it"
+        ),
+    },
+    {
+        "name": "tiled_mask_sliced_without_broadcast_check",
+        "kind": "logic",
+        "cell": "tiled_attention",
+        "source": TILED_HEAD
+        + TILED_ACC
+        + TILED_LOOP.replace(
+            "keep[..., s0:s1] if keep.shape[-1] == S else keep", "keep[..., s0:s1]"
+        )
+        + TILED_END,
+        "fails": [TILED],
+        "says": "tiled_attention",
+        "why": (
+            "full marks: a keep-mask whose last dim is 1 (e.g. (T, 1), broadcastable to (T, "
+            "S)) is never graded; slicing it per block breaks from the second block on"
         ),
     },
 ]

@@ -513,6 +513,24 @@ MISTAKES += [
     },
 ]
 
+MISTAKES += [
+    {
+        "name": "dropout_hand_rolled_with_rand_like",
+        "kind": "randomness",
+        "cell": "causal_attention",
+        "source": attention(
+            """        weights = masked_softmax(scores, self.mask[:T, :T])
+        if self.training and self.p > 0:
+            keep = torch.rand_like(weights) >= self.p
+            weights = weights * keep / (1 - self.p)
+        return weights @ v
+"""
+        ),
+        "fails": [CA],
+        "says": "CausalAttention",
+    },
+]
+
 CORRECT = [
     {
         "name": "ok_causal_tril_on_device",

@@ -488,6 +488,21 @@ MISTAKES += [
     },
 ]
 
+MISTAKES += [
+    {
+        "name": "jacobian_computed_on_cpu_in_float64",
+        "kind": "device",
+        "cell": "softmax_jacobian",
+        "source": """def softmax_jacobian(p):
+    q = p.detach().cpu().double()
+    J = torch.diag_embed(q) - q.unsqueeze(-1) * q.unsqueeze(-2)
+    return J.to(p.dtype)
+""",
+        "fails": [JAC],
+        "says": "장치",
+    },
+]
+
 CORRECT = [
     {
         "name": "ok_shift_before_temperature",
