@@ -1005,6 +1005,21 @@ MISTAKES += [
     ),
 ]
 
+MISTAKES += [
+    _entry(
+        "generate_cpu_generator",
+        "device",
+        "generate",
+        _fix(
+            _GENERATE,
+            "gen = make_generator(seed, idx.device)",
+            "gen = torch.Generator().manual_seed(seed)",
+        ),
+        [GENERATE],
+        "생성기",
+    ),
+]
+
 # Graded full marks although they break the spec (the grader's gaps, kept out of MISTAKES): the
 # why says what the grader did.
 _OPEN_WHY = {

@@ -800,6 +800,34 @@ CORRECT = [
     },
 ]
 
+MISTAKES += [
+    mistake(
+        "rope_ignores_positions",
+        "logic",
+        "modern_block",
+        fix(
+            MODERN,
+            """    if positions is None:
+        positions = torch.arange(T, device=x.device)""",
+            "    positions = torch.arange(T, device=x.device)",
+        ),
+        [MOD],
+        "positions",
+    ),
+    mistake(
+        "mlm_labels_from_corrupted_inputs",
+        "logic",
+        "mlm_mask",
+        fix(
+            MLM_MASK,
+            "labels = input_ids.masked_fill(~chosen, -100)",
+            "labels = inputs.masked_fill(~chosen, -100)",
+        ),
+        [MLM],
+        "mlm_mask",
+    ),
+]
+
 # Graded full marks although they break the spec (the grader's gaps, kept out of MISTAKES): the
 # why says what the grader did.
 _OPEN_WHY = {

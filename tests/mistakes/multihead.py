@@ -1162,6 +1162,21 @@ def keep_mask_from_torch(attn_mask=None, key_padding_mask=None):
     },
 ]
 
+MISTAKES += [
+    _entry(
+        "torch_masks_inverted_in_place",
+        "in-place",
+        "torch_mha",
+        _fix(
+            _fix(_TORCH, "keep = ~attn_mask", "keep = attn_mask.logical_not_()"),
+            "pad = ~key_padding_mask[:, None, None, :]",
+            "pad = key_padding_mask.logical_not_()[:, None, None, :]",
+        ),
+        [TORCH],
+        "keep_mask_from_torch",
+    ),
+]
+
 # Graded full marks although they break the spec (the grader's gaps, kept out of MISTAKES): the
 # why says what the grader did.
 _OPEN_WHY = {

@@ -776,6 +776,40 @@ CORRECT = [
     },
 ]
 
+MISTAKES += [
+    _entry(
+        "ln_affine_false_frozen_parameters",
+        "logic",
+        "layer_norm",
+        _fix(
+            _fix(
+                _LN,
+                """            self.weight = None
+            self.bias = None""",
+                """            ones = torch.ones(self.normalized_shape)
+            self.weight = nn.Parameter(ones, requires_grad=False)
+            self.bias = nn.Parameter(torch.zeros(self.normalized_shape), requires_grad=False)""",
+            ),
+            "        if self.weight is not None:\n            y = y * self.weight + self.bias\n",
+            "        y = y * self.weight + self.bias\n",
+        ),
+        [LN],
+        "elementwise_affine",
+    ),
+    _entry(
+        "rms_last_dim_only",
+        "logic",
+        "rms_norm",
+        _fix(
+            _fix(_RMS, "        dims = tuple(range(-len(self.normalized_shape), 0))\n", ""),
+            "h.pow(2).mean(dim=dims, keepdim=True)",
+            "h.pow(2).mean(dim=-1, keepdim=True)",
+        ),
+        [RMS],
+        "normalized_shape",
+    ),
+]
+
 # Graded full marks although they break the spec (the grader's gaps, kept out of MISTAKES): the
 # why says what the grader did.
 _OPEN_WHY = {
