@@ -603,6 +603,25 @@ CORRECT = [
 
 OPEN = [
     {
+        "name": "sdpa_scale_after_product_half_overflow",
+        "kind": "constant",
+        "cell": "sdpa",
+        "source": """def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+"""
+        + SDPA_TAIL,
+        "fails": [SDPA, MASK],
+        "says": "float16",
+        "why": (
+            "full marks, and it is the reference's own form: float16 q, k all 9.0 with d_k = 1024 "
+            "overflow to inf in q @ k^T before the 1/sqrt(d_k) scale (scaled scores would be "
+            "only 2592), so the weights are NaN; F.scaled_dot_product_attention scales first "
+            "and is finite. No float16 case with a large d_k is graded"
+        ),
+    },
+    {
         "name": "v2_to_v1_renames_input_dict",
         "kind": "in-place",
         "cell": "v2_to_v1",
