@@ -10,15 +10,15 @@ import torch
 TOKENS = ["Your", "journey", "starts", "with", "one", "step"]
 
 
-def example_inputs(device=None, dtype=None):
+def example_inputs(*, device=None, dtype=None):
     """(6, 3) toy embeddings of the tokens of TOKENS, the values printed in Raschka (2024), ch. 3,
     so the pages can reproduce the book's numbers by hand."""
-    rows = [
-        [0.43, 0.15, 0.89],  # Your
-        [0.55, 0.87, 0.66],  # journey
-        [0.57, 0.85, 0.64],  # starts
-        [0.22, 0.58, 0.33],  # with
-        [0.77, 0.25, 0.10],  # one
-        [0.05, 0.80, 0.55],  # step
+    rows = [  # one row per token: Your, journey, starts, with, one, step
+        [0.43, 0.15, 0.89],
+        [0.55, 0.87, 0.66],
+        [0.57, 0.85, 0.64],
+        [0.22, 0.58, 0.33],
+        [0.77, 0.25, 0.10],
+        [0.05, 0.80, 0.55],
     ]
     return torch.tensor(rows, device=device, dtype=dtype)
