@@ -8,7 +8,8 @@ repository's jupyter-cache, when the book was built here, so unchanged pages are
 again): release notebooks by nbgrader, the whole book built, the bundle written and scanned. Then
 no byte of the bundle may hold a marker. The book that `make book` built in this repository is
 scanned as well (test_built_book_holds_no_answers) for every line that only a solution region, a
-hidden-test region, a check module or solutions/ has.
+hidden-test region, a check module or solutions/ has. The bundle's chapter notebooks are run by a
+student environment in tests/test_chapter_notebooks.py.
 """
 
 import json
@@ -122,6 +123,14 @@ def test_bundle_holds_no_planted_marker(tmp_path):
         assert '"nbgrader"' in text, name  # cell metadata written by generate_assignment
         pages = [p for p in chapters if f'href="../notebooks/{name}/{name}.ipynb"' in p.read_text()]
         assert len(pages) == 1, (name, pages)
+    # every chapter also as a notebook in chapters/ (with its helpers, and zipped), linked from
+    # its page under the title; the notebooks import no instructor-only package
+    for page in chapters:
+        assert (bundle / "chapters" / f"{page.stem}.ipynb").is_file(), page.stem
+        assert f'href="../chapters/{page.stem}.ipynb"' in page.read_text(), page.stem
+    assert (bundle / "chapters" / "bookplot.py").is_file()
+    assert (bundle / "chapters.zip").is_file()
+    assert release.instructor_imports(bundle / "chapters") == []
     files = [p for p in bundle.rglob("*") if p.is_file()]
     assert len(files) > 100
     found = [
