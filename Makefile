@@ -36,8 +36,10 @@ book: $(STAMP) sysdeps notebooks
 
 # Everything a course publishes to students, in _build/release/: the book built into an emptied
 # _build/html (no file of an earlier build is carried along; the jupyter-cache keeps unchanged pages
-# from running again) with the release notebooks in notebooks/ (generated afresh by nbgrader),
-# scanned for answers and hidden checks (tools/release.py; tests/test_release.py runs this target).
+# from running again) with the release notebooks in notebooks/ (generated afresh by nbgrader) and
+# every chapter as a notebook in chapters/ (+ chapters.zip) beside the answer-free helpers it
+# imports, scanned for answers and hidden checks (tools/release.py; tests/test_release.py runs this
+# target, tests/test_chapter_notebooks.py runs the chapter notebooks in a student venv).
 release: $(STAMP) sysdeps notebooks
 	rm -rf _build/html
 	$(VENV)/bin/jupyter-book build . --warningiserror --keep-going
