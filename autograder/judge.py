@@ -21,6 +21,18 @@ from autograder.seeds import derive_seed
 
 # errors that mean tensors on two devices met (the student made a tensor on the wrong one)
 DEVICE_MIX = re.compile(r"same device|expected device|two devices|wrong device", re.I)
+GENERATOR_DEVICE = re.compile(r"device type for generator", re.I)
+DEVICE_HINT = (
+    "서로 다른 장치(device)의 텐서가 섞였습니다. 채점기는 입력을 GPU(cuda:0)에 둔 것처럼 "
+    "실행합니다: 장치를 정하지 않고 만든 텐서(torch.arange(T), torch.ones(...))나 .cpu() / "
+    ".to('cpu') 로 옮긴 텐서는 CPU에 있습니다. 새 텐서는 torch.arange(T, device=x.device)처럼 "
+    "입력과 같은 장치에 만드세요."
+)
+GENERATOR_HINT = (
+    "난수 생성기(torch.Generator)와 난수를 뽑는 텐서의 장치가 다릅니다. 채점기는 입력을 "
+    "GPU(cuda:0)에 둔 것처럼 실행합니다: 생성기는 과제가 말하는 장치에 만들고 "
+    "(예: torch.Generator(device=x.device)), 난수는 같은 장치에서 뽑으세요."
+)
 # the worker's blocked operators raise this (worker.block_operators)
 FORBIDDEN_OP = re.compile(r"forbidden operator (aten::[\w.]+)")
 
@@ -92,27 +104,27 @@ class Student:
     """Proxy to the student's code for one check on one device.
 
     ``call`` and ``module`` run the student's function or module on the check's device; on a
-    CPU grader the worker runs each kind of call once more under its device probe, where a
-    tensor made without a device lands on ``meta`` (as it would land on the CPU while the
-    inputs live on a GPU). Inputs that the student's code changes in place fail the check.
+    CPU grader the child simulates a GPU (see worker.SimulatedDevice): the inputs say they are
+    on ``cuda:0``, and a tensor made without a device is a CPU tensor that refuses to mix with
+    them. Inputs that the student's code changes in place fail the check.
     """
 
-    def __init__(self, session, device, seed, probe_device=True, probed=None, named=None):
+    def __init__(self, session, device, seed, named=None):
         self._session = session
         self._named_forbidden = named or str  # () -> "`torch.softmax` (셀 1, 3행): " or ""
         self.suspicions = []  # runtime signs of tampering, for Report.problems
         self._rng_check = False  # call_fresh: the call may not draw from the global generator
         self.device = torch.device(device)
         self._seed = seed
-        self._probe_device = probe_device and self.device.type == "cpu"
-        self._probed = set() if probed is None else probed  # call signatures already probed
         self.load_errors = []
         self.used = []  # names of the student's code this check called
+        # where the notebook says random draws are made: "cpu" (a CPU generator whatever the
+        # inputs' device), "input" (the inputs' device) or None (no rule); the simulated GPU
+        # reports the generators a call drew from, which a CPU grader cannot otherwise see
+        self.draws_on = None
 
-    def _request(self, op, probe=False, **values):
+    def _request(self, op, **values):
         header = {"op": op, "device": self.device.type, "seed": self._seed}
-        if probe:
-            header["probe"] = True
         if self._rng_check:
             header["rng_check"] = True
         try:
@@ -131,14 +143,12 @@ class Student:
         """Call the student's ``name(*args, **kwargs)``; returns tensors/scalars/tuples."""
         self.used.append(name)
         what = call_text(name, args, kwargs)
-        probe = self._probe_device and _carries_device([args, kwargs])
-        probe = probe and self._new_signature("call", name, args, kwargs)
         values = dict(name=str(name), args=list(args), kwargs=kwargs)
-        out = self._run("call", what, probe, **values)
+        out = self._run("call", what, **values)
         if "value" not in out:
             raise CheckFailed(f"{what}: 결과가 없습니다")
         self._check_inputs(out, what, values)
-        self._check_probe(out, what)
+        self._check_device(out, what, _carries_device([args, kwargs]))
         if out.get("global_rng_used"):
             raise CheckFailed(
                 f"{what}: 전역 난수 생성기(torch.manual_seed, torch.rand 등 generator 없이 부르는 "
@@ -151,34 +161,11 @@ class Student:
         """:meth:`call` in a process of its own (see Link.fresh): for checks of seeded
         randomness, where remembering earlier calls must not help."""
         with self._session.fresh():
-            probe, self._probe_device = self._probe_device, False
             self._rng_check = True
             try:
                 return self.call(name, *args, **kwargs)
             finally:
-                self._probe_device, self._rng_check = probe, False
-
-    def _new_signature(self, op, name, args, kwargs):
-        """Probe each kind of call once per test function: the same function with the same
-        flags (bools, strings, None) and the same tensor ranks and dtypes takes the same code
-        path whatever the sizes (numbers are told apart by type only)."""
-
-        def kind(v):
-            if isinstance(v, torch.Tensor):
-                return ("tensor", v.dim(), v.dtype)
-            if isinstance(v, list | tuple):
-                return tuple(kind(x) for x in v[:16])
-            if isinstance(v, dict):
-                return tuple(sorted((str(k), kind(x)) for k, x in v.items()))
-            if isinstance(v, int | float) and not isinstance(v, bool):
-                return type(v).__name__
-            return repr(v)[:100]
-
-        key = (op, name, kind(list(args)), kind(kwargs))
-        if key in self._probed:
-            return False
-        self._probed.add(key)
-        return True
+                self._rng_check = False
 
     def module(
         self,
@@ -222,9 +209,7 @@ class Student:
             forward_seed=forward_seed,
             step_lr=step_lr,
         )
-        signature = (f"{name}.{method}", [list(inputs), dict(input_kwargs or {})], kwargs)
-        probe = self._probe_device and self._new_signature("module", *signature)
-        out = self._run("module", what, probe, **values)
+        out = self._run("module", what, **values)
         if not isinstance(out.get("state"), dict) or "output" not in out:
             raise CheckFailed(f"{what}: 결과 형식이 올바르지 않습니다")
         if grad and not isinstance(out.get("grads"), dict):
@@ -232,12 +217,12 @@ class Student:
         if grad and step_lr is not None and "after_step" not in out:
             raise CheckFailed(f"{what}: 학습 한 단계 뒤의 출력이 없습니다")
         self._check_inputs(out, what, values)
-        self._check_probe(out, what)
+        self._check_device(out, what, True)
         return out
 
-    def _run(self, op, what, probe=False, **values):
+    def _run(self, op, what, **values):
         try:
-            return self._request(op, probe, **values)
+            return self._request(op, **values)
         except StudentRaised as e:
             op = FORBIDDEN_OP.search(str(e))
             if op:
@@ -249,10 +234,9 @@ class Student:
                 ) from None
             hint = ""
             if DEVICE_MIX.search(str(e)):
-                hint = (
-                    "\n서로 다른 장치(device)의 텐서가 섞였습니다. "
-                    "새 텐서는 입력과 같은 장치에 만드세요."
-                )
+                hint = "\n" + DEVICE_HINT
+            elif GENERATOR_DEVICE.search(str(e)):
+                hint = "\n" + GENERATOR_HINT
             raise CheckFailed(f"{what} 실행 중 오류: {e}{hint}{self._load_hint()}") from None
 
     def _check_inputs(self, out, what, values):
@@ -274,33 +258,33 @@ class Student:
                 "x - m, torch.where(...))"
             )
 
-    def _check_probe(self, out, what):
-        """The worker's device probe (see worker.DefaultDeviceProbe) -> CheckFailed on a device
-        mix or a result left on the default device; any other error there gives no verdict
-        (e.g. code that reads values of the tensor it made)."""
-        probe = out.get("probe")
-        if not isinstance(probe, dict):
-            return
-        if DEVICE_MIX.search(str(probe.get("error", ""))):
+    def _check_device(self, out, what, carries):
+        """What the simulated GPU saw (see worker.SimulatedDevice): a device error the
+        student's code swallowed, or a result left on the CPU although the inputs (or the
+        device argument) were on the GPU."""
+        if out.get("caught"):
+            self.suspicions.append(f"장치 오류를 삼킨 코드: {what[:80]}")
             raise CheckFailed(
-                f"{what}: 입력이 기본 장치(CPU)가 아닌 장치(device)에 있으면(예: GPU) 오류가 "
-                f"납니다{str(probe.get('where', ''))[:200]}.\n"
-                "입력과 다른 장치(기본 장치)에 새 텐서를 만들고 있습니다. "
-                "torch.arange(T, device=x.device)처럼 입력의 device를 쓰세요."
+                f"{what}: 입력이 GPU(cuda:0)에 있을 때 텐서 연산이 장치 오류를 냈는데"
+                f"(`{str(out['caught'])[:60]}`) 코드가 그 오류를 삼키고 다른 길로 갔습니다. "
+                "새 텐서는 입력과 같은 장치에 만들고(device=x.device), 오류를 try/except 로 "
+                "숨기지 마세요."
             )
-        if probe.get("caught"):
-            self.suspicions.append(f"장치 검사를 감지하려 한 흔적: {what[:80]}")
+        drawn = set(out.get("generators") or [])
+        want = "cpu" if self.draws_on == "cpu" else "cuda"  # the simulated GPU is cuda:0
+        if self.draws_on is not None and drawn - {want}:
+            where = "CPU 생성기(torch.Generator())"
+            if want != "cpu":
+                where = "입력과 같은 장치의 생성기"
             raise CheckFailed(
-                f"{what}: 입력이 다른 장치(device)에 있는 경우를 흉내 낸 실행에서 텐서 연산 "
-                f"`{str(probe['caught'])[:60]}`이(가) 오류를 냈는데 코드가 그 오류를 삼키고 다른 "
-                "길로 갔습니다. 장치에 따라 다르게 동작하는 코드는 채점할 수 없습니다. 새 텐서는 "
-                "입력과 같은 장치에 만들고(device=x.device), 오류를 try/except 로 숨기지 마세요."
+                f"{what}: 난수를 {where}로 뽑아야 하는데 다른 장치의 생성기로 뽑았습니다. "
+                "GPU에서는 CPU와 다른 난수가 나오므로, 채점하는 컴퓨터에 따라 결과가 달라집니다."
             )
-        if probe.get("stray"):
+        if out.get("host") and carries:
             raise CheckFailed(
-                f"{what}: 입력이 다른 장치(device)에 있을 때도 결과가 기본 장치에 만들어집니다. "
+                f"{what}: 입력이 GPU(cuda:0)에 있을 때 결과(의 일부)가 CPU에 만들어집니다. "
                 "새 텐서는 입력(또는 device 인자)과 같은 장치에 만드세요 "
-                "(예: torch.eye(n, device=x.device))."
+                "(예: torch.eye(n, device=x.device)); .cpu() / .to('cpu') 로 옮기지 마세요."
             )
 
     def _load_hint(self):
@@ -349,20 +333,19 @@ class Grading:
     function gets a fresh child (:meth:`student`), ended by :meth:`end_function`.
     """
 
-    def __init__(self, backend, cells, run_seed, solutions=(), probe_device=True):
+    def __init__(self, backend, cells, run_seed, solutions=(), simulate_gpu=True):
         self.backend = backend
         self.cells = cells
         self.facts = CodeFacts(solutions)
         self.run_seed = run_seed
-        self.probe_device = probe_device
+        self.simulate_gpu = simulate_gpu  # a CPU grader runs the student's code on a "GPU"
         self.function = None
         self.session = None
         self.broken = None  # message, when loading the cells hung or crashed the worker
         self.students = []
         self.loaded = None  # the device the current child's cells were loaded for
-        self.probed = set()  # call signatures the device probe has run in this function
         self.load_errors = []
-        self.suspicions = []  # runtime signs of tampering (see Student._check_probe)
+        self.suspicions = []  # runtime signs of tampering (see Student._check_device)
 
     def student(self, function, device, forbid=()):
         """The Student for test function ``function`` on ``device``: one fresh child per test
@@ -377,7 +360,7 @@ class Grading:
         seed = derive_seed(self.run_seed, function, device, "worker")
         link = Link(self, device, forbid)
         link.session()  # load now: a cell that hangs fails the item here
-        student = Student(link, device, seed, self.probe_device, self.probed, self._named(forbid))
+        student = Student(link, device, seed, self._named(forbid))
         student.load_errors = self.load_errors
         student.suspicions = self.suspicions
         self.students.append(student)
@@ -399,6 +382,8 @@ class Grading:
         if self.cells is None:
             return
         header = {"op": "load", "device": device.type, "seed": 0}
+        if self.simulate_gpu and device.type == "cpu":
+            header["simulate"] = True
         values = {"cells": list(self.cells), "block": forbidden_ops(forbid)}
         try:
             _, out = session.request(header, values)
@@ -491,7 +476,7 @@ class Grading:
     def end_function(self):
         """Close the current test function's child -> its final status (None if none)."""
         status = self.close_session()
-        self.function, self.students, self.probed = None, [], set()
+        self.function, self.students = None, []
         return status
 
 

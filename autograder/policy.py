@@ -14,7 +14,7 @@ student's process reports:
 - **Tampering**: code that inspects or patches the grader, the interpreter or torch itself
   (``sys.modules``, frames, ``gc``, ``ctypes``, dunder attributes such as ``__globals__``, torch
   function modes, assignments to torch's attributes, ``exec``/``eval`` of code the judge never
-  sees, the ``meta`` device the probe uses) fails every item that ran it and is reported to the
+  sees) fails every item that ran it and is reported to the
   instructor with its cell and line (``Report.problems``).
 """
 
@@ -181,8 +181,6 @@ def tamper_use(node):
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
         if node.func.id in ("setattr", "delattr") and _root(node.args[0]) in TORCH_ROOTS:
             return _text(node)
-    if isinstance(node, ast.Constant) and node.value == "meta":
-        return "'meta'"  # the device the grader's probe uses
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         if node.func.id in HIDDEN_CODE_CALLS:
             return _text(node)
@@ -190,7 +188,7 @@ def tamper_use(node):
         if isinstance(name_arg, ast.Constant) and isinstance(name_arg.value, str):
             if _dunder(name_arg.value) or name_arg.value in TAMPER_ATTRS:
                 return _text(node)
-    if isinstance(node, ast.Attribute) and (_dunder(node.attr) or node.attr == "is_meta"):
+    if isinstance(node, ast.Attribute) and _dunder(node.attr):
         return _text(node)  # __globals__, __subclasses__, __dict__, ...: reaching past the code
     return None
 

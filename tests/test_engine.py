@@ -396,7 +396,7 @@ def test_in_place_change_and_default_device_fail(sandbox):
     eye = "def f(x):\n    return x + torch.eye(x.shape[-1])\n"
     _, err = run_call(sandbox, [eye], "f", torch.ones(3, 3))
     assert "장치" in str(err)
-    # value-dependent code cannot run on meta: no verdict from the probe, the call passes
+    # the simulated GPU holds real data: value-dependent code runs as it would on a GPU
     dep = "def f(x):\n    return torch.zeros(int(x.sum()), device=x.device)\n"
     value, err = run_call(sandbox, [dep], "f", torch.ones(3))
     assert err is None and value.shape == (3,)

@@ -64,8 +64,6 @@ def test_dynamic_lookups_fail_closed_but_self_attributes_do_not():
         "exec('1')",
         "torch.Tensor.clone = lambda self: self",
         "F.softmax = lambda x, dim: x",
-        "probe = torch.zeros(1).device.type == 'meta'",
-        "probe = torch.zeros(1).is_meta",
         "mode = torch.overrides._get_current_function_mode()",
         "n = torch._C._len_torch_function_stack()",
         "import ctypes",
@@ -167,17 +165,83 @@ def test_fresh_calls_defeat_a_per_process_memo(sandbox):
         grading.end_function()
 
 
-def test_probe_detection_by_a_caught_error_fails_and_is_reported(sandbox):
+def test_a_swallowed_device_error_fails_and_is_reported(sandbox):
     cells = [
-        "def f(x):\n    try:\n        torch.zeros(1).tolist()\n        dev = None\n"
-        "    except Exception:\n        dev = x.device\n"
-        "    return x + torch.ones(x.shape, device=dev)\n"
+        "def f(x):\n    try:\n        return x + torch.ones(x.shape)\n"
+        "    except RuntimeError:\n        return x + torch.ones(x.shape, device=x.device)\n"
     ]
     grading, s = student(sandbox, cells)
     try:
         with pytest.raises(CheckFailed, match="오류를 삼키고"):
             s.call("f", torch.zeros(2))
-        assert any("장치 검사를 감지" in p for p in grading.problems())
+        assert any("장치 오류를 삼킨" in p for p in grading.problems())
+    finally:
+        grading.end_function()
+
+
+@pytest.mark.parametrize(
+    "body, verdict",
+    [
+        ("return x * torch.ones(x.shape[-1], device=x.device)", None),
+        ("return x * torch.ones(x.shape[-1]).to(x.device)", None),
+        ("return x * torch.ones(x.shape[-1]).to(x)", None),
+        ("return x.new_ones(x.shape) + torch.tensor(2.0)", None),  # a CPU scalar mixes anywhere
+        ("return x[torch.arange(x.shape[0])]", None),  # a CPU index tensor too
+        ("return str(x.device), x.is_cuda", None),
+        ("return x * torch.ones(x.shape[-1])", "장치"),
+        ("return x.cpu() * 2", "CPU에 만들어집니다"),
+        ("return x * torch.ones(x.shape[-1], device='cpu').to('cpu')", "장치"),
+        ("return (x * 2).to('cpu')", "CPU에 만들어집니다"),
+        ("return torch.randn(x.shape, generator=torch.Generator()).to(x.device)", None),
+        ("return x + torch.randn(x.shape, generator=torch.Generator(), device=x.device)", "생성기"),
+        ("return torch.rand(x.shape, generator=torch.Generator(x.device), device=x.device)", None),
+    ],
+)
+def test_every_call_runs_on_a_simulated_gpu(sandbox, body, verdict):
+    """On a CPU grader the inputs say they live on cuda:0, with real data: code that makes
+    tensors without the inputs' device or moves them to the CPU fails as on a GPU, in the
+    graded call itself (no second run a memo could answer)."""
+    grading, s = student(sandbox, [f"def f(x):\n    {body}\n"])
+    try:
+        if verdict is None:
+            out = s.call("f", torch.arange(6.0).reshape(2, 3))
+            if isinstance(out, tuple):
+                assert out == ("cuda:0", True)
+        else:
+            with pytest.raises(CheckFailed, match=verdict):
+                s.call("f", torch.arange(6.0).reshape(2, 3))
+    finally:
+        grading.end_function()
+
+
+MODULE = """class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(3))
+        {keep}
+
+    def forward(self, x):
+        return x * self.w * self.mask
+"""
+
+
+@pytest.mark.parametrize(
+    "keep, verdict",
+    [
+        ("self.register_buffer('mask', torch.ones(3), persistent=False)", None),
+        ("self.mask = torch.ones(3)", "장치"),  # a plain attribute: .to(device) leaves it behind
+    ],
+)
+def test_module_tensors_move_only_as_parameters_and_buffers(sandbox, keep, verdict):
+    cells = [MODULE.format(keep=keep)]
+    grading, s = student(sandbox, cells)
+    try:
+        if verdict is None:
+            out = s.module("M", inputs=[torch.ones(2, 3)])["output"]
+            assert torch.equal(out, torch.ones(2, 3))
+        else:
+            with pytest.raises(CheckFailed, match=verdict):
+                s.module("M", inputs=[torch.ones(2, 3)])
     finally:
         grading.end_function()
 
@@ -244,8 +308,9 @@ def test_submission_seed_depends_on_the_code_only():
     assert submission_seed(5, "softmax", cells) != derive_seed(5, "softmax")
 
 
-def test_probe_sees_a_cpu_index_meeting_a_weight_on_the_device(sandbox):
-    """F.embedding with positions made without a device: a GPU refuses it; so does the probe."""
+def test_a_cpu_index_meeting_a_weight_on_the_device_fails(sandbox):
+    """F.embedding with positions made without a device: a GPU refuses it; so does the
+    simulated one."""
     cells = ["def f(w):\n    return F.embedding(torch.arange(3), w)\n"]
     grading, s = student(sandbox, cells)
     try:

@@ -494,6 +494,7 @@ SAMPLING = {
 @pytest.mark.parametrize("case", list(SAMPLING))
 def test_generate(student, rng, device, case):
     tab, B, T, n, options = SAMPLING[case](rng, device)
+    student.draws_on = "input"  # the notebook: make_generator(seed, idx.device)
     V = tab.shape[0]
     prompt = ids(rng, V, B, T, device=device)
     seed = seed_of(rng)

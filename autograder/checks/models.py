@@ -263,6 +263,7 @@ def call_mlm(student, ids, V, mask_id, specials, seed, p, device, what, fresh=Fa
     """mlm_mask on ``device`` -> (inputs, labels) on the CPU; ``fresh``: in a process of its
     own (a seed check: remembering earlier calls must not help)."""
     ids = ids.to(device)
+    student.draws_on = "cpu"  # the notebook: g = torch.Generator().manual_seed(seed)
     call = student.call_fresh if fresh else student.call
     got = call("mlm_mask", ids, V, mask_id, list(specials), seed, p=p)
     inputs = {"input_ids": ids, "vocab_size": V, "mask_id": mask_id, "seed": seed, "p": p}

@@ -13,11 +13,11 @@ Child: drops to the sandbox uid, applies rlimits, silences stdout/stderr, then s
 from the judge on its own socket: ``load`` (exec the student's solution cells), ``call``,
 ``module``, ``has``. Everything it sends back is data (see wire.py); the judge validates it.
 
-The device probe (a request with ``"probe": true``): after the normal run, the child runs the
-same request again on fresh copies of its inputs under :class:`DefaultDeviceProbe`, where a
-tensor made without a device lands on ``meta`` -- as it would land on the CPU while the inputs
-live on a GPU. A device mix error or a result on ``meta`` then shows, on a CPU-only grader,
-code that ignores its inputs' device.
+The simulated GPU (a ``load`` with ``"simulate": true``, on a CPU grader): the cells and every
+later request run under :class:`SimulatedDevice`, where the judge's tensors say they live on
+``cuda:0`` and a tensor made without a device (or moved to the CPU) is a CPU tensor that
+refuses to mix with them, as on a GPU. There is no second run to tell apart from the graded
+call: the graded call is the check.
 """
 
 import builtins
@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 import traceback
+import weakref
 
 CONFIG = json.loads(sys.argv[1]) if __name__ == "__main__" else {}
 if __name__ == "__main__":
@@ -159,56 +160,171 @@ def mutated(snap):
     return out
 
 
-class DefaultDeviceProbe(TorchFunctionMode):
-    """While active, a factory function called without a device (torch.ones, torch.arange,
-    torch.tensor, ...) makes its tensor on ``meta`` instead of the default device. Two kinds of
-    call keep the default device, because they are right on a GPU too: a 0-dim result (a CPU
-    scalar tensor mixes with tensors on any device) and a call given a ``generator`` (it draws
-    on the generator's device; the code moves the result where it belongs)."""
-
-    def __init__(self):
-        super().__init__()
-        self.failed = None  # the first call on a meta tensor that raised (e.g. reading values)
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func in FACTORIES and kwargs.get("device") is None and kwargs.get("generator") is None:
-            out = func(*args, **dict(kwargs, device="meta"))
-            if not (isinstance(out, torch.Tensor) and out.dim() == 0):
-                return out
-        if func not in CROSS_DEVICE and mixes_meta(args, kwargs):
-            # a real GPU refuses this (a CPU tensor with a CUDA one), some meta kernels do not
-            raise RuntimeError(
-                "Expected all tensors to be on the same device, but found at least two devices "
-                f"(in {getattr(func, '__name__', 'an operation')})"
-            )
-        try:
-            return func(*args, **kwargs)
-        except Exception:
-            if self.failed is None and any(
-                t.device.type == "meta" for t in flat_tensors([list(args), kwargs])
-            ):
-                self.failed = getattr(func, "__name__", str(func))[:60]
-            raise
-
-
-FACTORIES = _device_constructors()
-# operations that take tensors on two devices on a GPU too (moves, copies, CPU index tensors)
+SIM = torch.device("cuda", 0)  # where a simulating child pretends the judge's tensors live
+_GET = {
+    "device": torch.Tensor.device.__get__,
+    "is_cuda": torch.Tensor.is_cuda.__get__,
+    "is_cpu": torch.Tensor.is_cpu.__get__,
+}
+# functions that make a tensor from no tensor: torch.device's own list of those that take device=
+FACTORIES = _device_constructors() | {torch.from_numpy}
+# operations that take tensors on two devices on a GPU too (copies, CPU index tensors)
 CROSS_DEVICE = {
-    torch.Tensor.to,
     torch.Tensor.copy_,
-    torch.Tensor.type_as,
     torch.Tensor.__getitem__,
     torch.Tensor.__setitem__,
     torch.Tensor.index_put_,
     torch.Tensor.index_put,
 }
+MOVES = {torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.cpu, torch.Tensor.type_as}
 
 
-def mixes_meta(args, kwargs):
-    """True when a call's tensors (0-dim ones aside) include both meta and non-meta ones."""
-    kinds = {t.is_meta for t in flat_tensors([list(args), kwargs]) if t.dim() > 0}
-    return len(kinds) == 2
+class SimGenerator(torch.Generator):
+    """torch.Generator as a simulating child offers it: ``device="cuda"`` gives a CPU generator
+    (the same draws as the reference's) that says it is on the simulated GPU."""
+
+    def __new__(cls, device="cpu"):
+        g = super().__new__(cls, "cpu")
+        g.sim_device = torch.device(device)
+        return g
+
+    def __init__(self, device="cpu"):
+        pass
+
+    @property
+    def device(self):
+        return self.sim_device
+
+
+class SimulatedDevice(TorchFunctionMode):
+    """Every request of a simulating child runs under this mode (a CPU grader): the judge's
+    tensors are real CPU tensors that say they live on ``SIM`` (a GPU), with real data, so the
+    check that a submission keeps its inputs' device is the graded call itself, not a second
+    run. Like on a GPU grader, a tensor made without a device, with ``device="cpu"``, moved by
+    ``.cpu()`` / ``.to("cpu")`` or drawn from a generator of the other device is a "host"
+    tensor: an operation mixing a host tensor (0-dim ones aside) with a device one raises
+    PyTorch's device-mix error, and results on the host show. ``failed`` keeps the first such
+    error (the student's code may swallow it). Host tensors are remembered by identity
+    (weakly), never marked on the tensor, so the student's code cannot read or clear the mark.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.host = weakref.WeakValueDictionary()  # id -> tensor made on the "CPU"
+        self.failed = None
+        self.drawn = set()  # device types of the generators the request drew from
+        self._generator = None
+
+    def __enter__(self):
+        self._generator, torch.Generator = torch.Generator, SimGenerator
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        torch.Generator = self._generator
+        return super().__exit__(*exc)
+
+    def on_host(self, t):
+        return self.host.get(id(t)) is t
+
+    def mark(self, value, host, keep=()):
+        """Record the tensors of ``value`` (not those of ``keep``: inputs returned as they
+        are) as host tensors, or as device tensors (``host`` False)."""
+        kept = {id(t) for t in keep}
+        for t in flat_tensors(value):
+            if id(t) in kept:
+                continue
+            if host:
+                self.host[id(t)] = t
+            else:
+                self.host.pop(id(t), None)
+
+    def refuse(self, message):
+        self.failed = self.failed or message[:60]
+        raise RuntimeError(message)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func == _GET["device"]:
+            return torch.device("cpu") if self.on_host(args[0]) else SIM
+        if func == _GET["is_cuda"] or func == _GET["is_cpu"]:
+            return self.on_host(args[0]) == (func == _GET["is_cpu"])
+        if func is torch.Tensor.get_device:
+            return -1 if self.on_host(args[0]) else SIM.index
+        if func in MOVES:
+            return self.move(func, args, kwargs)
+        tensors = flat_tensors([list(args), kwargs])
+        target = kwargs.get("device")
+        if target is not None:
+            host = torch.device(target).type != SIM.type
+            kwargs = dict(kwargs, device="cpu")
+        elif func in FACTORIES and not (args and isinstance(args[0], torch.Tensor)):
+            host = True  # the default device
+        else:
+            host = bool(tensors) and all(self.on_host(t) for t in tensors)
+            if func not in CROSS_DEVICE and not host:
+                big = [t for t in tensors if t.dim() > 0 and self.on_host(t)]
+                if big:
+                    self.refuse(
+                        "Expected all tensors to be on the same device, but found at least two "
+                        f"devices, {SIM} and cpu! (in {getattr(func, '__name__', func)})"
+                    )
+            if func in CROSS_DEVICE and tensors:
+                host = self.on_host(tensors[0])
+        self.check_generator(kwargs.get("generator"), "cpu" if host else SIM.type)
+        out = func(*args, **kwargs)
+        self.mark(out, host, keep=tensors)
+        return out
+
+    def check_generator(self, g, where):
+        if g is None:
+            return
+        found = getattr(g, "device", torch.device("cpu")).type
+        self.drawn.add(found)
+        if found != where:
+            self.refuse(f"Expected a '{where}' device type for generator but found '{found}'")
+
+    def move(self, func, args, kwargs):
+        """``.to`` / ``.cuda`` / ``.cpu`` / ``.type_as``: the data stays on the CPU, the mark
+        follows the target; a move to the other device is a copy, as on a GPU."""
+        t = args[0]
+        host = self.on_host(t)
+        if func is torch.Tensor.cpu:
+            to_host, out = True, t
+        elif func is torch.Tensor.cuda:
+            to_host, out = False, t
+        elif func is torch.Tensor.type_as:
+            to_host, out = self.on_host(args[1]), func(*args, **kwargs)
+        else:
+            rest = args[1:]
+            if rest and isinstance(rest[0], torch.Tensor):
+                to_host = self.on_host(rest[0])
+                out = t.to(rest[0].dtype, *rest[1:], **kwargs)
+            else:
+                device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*rest, **kwargs)
+                to_host = host if device is None else device.type != SIM.type
+                options = {"non_blocking": non_blocking, "copy": bool(kwargs.get("copy"))}
+                if memory_format is not None:
+                    options["memory_format"] = memory_format
+                out = t.to(dtype, **options) if dtype is not None else t
+                if options["copy"] and out is t:
+                    out = t.clone()
+        if to_host != host and out is t:
+            out = t.clone()
+        if out is not t:
+            self.mark(out, to_host)
+        return out
+
+
+def on_sim(value):
+    """The judge's devices as the simulated device sees them: the CPU the grader runs on is
+    the GPU the simulation pretends."""
+    if isinstance(value, torch.device):
+        return SIM if value.type == "cpu" else value
+    if isinstance(value, list | tuple):
+        return type(value)(on_sim(v) for v in value)
+    if isinstance(value, dict):
+        return {k: on_sim(v) for k, v in value.items()}
+    return value
 
 
 # dispatch keys whose kernels block_operators replaces (where the operator has one)
@@ -284,6 +400,7 @@ class Child:
         self.sock = sock
         self.ns = namespace
         self.sources = []
+        self.sim = None  # SimulatedDevice, once a load asks for it (a CPU grader)
 
     def serve(self):
         """Each request: one tag byte, with a memfd attached when the judge shares the inputs'
@@ -316,37 +433,34 @@ class Child:
         op = header.get("op")
         if op == "bye":
             return None
+        if op == "load" and header.get("simulate"):
+            self.sim = SimulatedDevice()
+        if self.sim is not None:
+            self.sim.failed, self.sim.drawn = None, set()
+            values = on_sim(values)
         try:
             manual_seed(header.get("seed", 0), header.get("device") or "cpu")
             seeded = torch.default_generator.get_state() if header.get("rng_check") else None
-            run = getattr(self, "op_" + str(op))
-            out = run(header, values)
+            out = getattr(self, "op_" + str(op))(header, values)
             if seeded is not None:
                 now = torch.default_generator.get_state()
                 out["global_rng_used"] = not torch.equal(seeded, now)
-            if header.get("probe") and op in ("call", "module"):
-                out["probe"] = self.probe(run, header, head, blob)
             return reply({"ok": True}, out)
         except BaseException as e:  # student code may raise anything, even SystemExit
             return reply({"ok": False, "error": short_error(e) + cell_location(e, self.sources)})
 
-    def probe(self, run, header, head, blob):
-        """Run the request again under DefaultDeviceProbe, on fresh copies of its inputs ->
-        None (no sign of a device problem), {"error", "where"} (the judge reads device mixes
-        from it; other errors, e.g. reading values of a meta tensor, give no verdict) or
-        {"stray": "meta"} (part of the result was made on the default device)."""
-        _, values = wire.decode(head, blob, device=header.get("device"))
-        try:
-            manual_seed(header.get("seed", 0), header.get("device") or "cpu")
-            out = run(header, values, probe=True)
-        except BaseException as e:
-            return {"error": short_error(e), "where": cell_location(e, self.sources)}
-        result = out.get("value", out.get("output"))
-        if any(t.device.type == "meta" for t in flat_tensors(result)):
-            return {"stray": "meta"}
-        if out.get("failed_on_meta"):  # an error on a probe tensor, caught by the student's code
-            return {"caught": out["failed_on_meta"]}
-        return None
+    def student(self):
+        """The context the student's code runs in: the simulated device, if any."""
+        return self.sim if self.sim is not None else contextlib.nullcontext()
+
+    def device_report(self, *results):
+        """What the simulated device saw in the request just run: {"host": a result tensor is
+        on the host, "caught": the device error the student's code swallowed, "generators":
+        the device types of the generators it drew from}."""
+        if self.sim is None:
+            return {}
+        host = any(self.sim.on_host(t) for t in flat_tensors(list(results)))
+        return {"host": host, "caught": self.sim.failed, "generators": sorted(self.sim.drawn)}
 
     def op_load(self, header, values):
         if values.get("block"):
@@ -357,7 +471,8 @@ class Child:
         errors = []
         for i, src in enumerate(self.sources):
             try:
-                exec(compile(src, f"<solution cell {i + 1}>", "exec"), self.ns)
+                with self.student():
+                    exec(compile(src, f"<solution cell {i + 1}>", "exec"), self.ns)
             except BaseException as e:
                 errors.append(f"cell {i + 1}: {short_error(e)}{cell_location(e, self.sources)}")
         return {"errors": errors}
@@ -370,32 +485,33 @@ class Child:
     def op_has(self, header, values):
         return {"value": self.ns is not None and values["name"] in self.ns}
 
-    def op_call(self, header, values, probe=False):
+    def op_call(self, header, values):
         fn = self.lookup(values["name"])
         args, kwargs = values.get("args", ()), values.get("kwargs", {})
-        if probe:
-            with DefaultDeviceProbe() as mode:
-                value = fn(*args, **kwargs)
-            return {"value": value, "failed_on_meta": mode.failed}
         snap = snapshot(args, kwargs)
-        result = fn(*args, **kwargs)
-        return {"value": to_result(result), "mutated": mutated(snap)}
+        with self.student():
+            result = fn(*args, **kwargs)
+        out = {"value": to_result(result), "mutated": mutated(snap)}
+        return dict(out, **self.device_report(result))
 
-    def op_module(self, header, values, probe=False):
+    def op_module(self, header, values):
         cls = self.lookup(values["name"])
         device = header.get("device") or "cpu"
         manual_seed(values.get("seed", 0), device)
-        m = cls(**values.get("init_kwargs", {}))
+        with self.student():
+            m = cls(**values.get("init_kwargs", {}))
         if not isinstance(m, torch.nn.Module):
             raise TypeError(f"{values['name']}(...) is not a torch.nn.Module")
         # nn.Module's own methods, not overrides: what the module holds, not what it says
         base = torch.nn.Module
-        state = None if probe else {k: v.detach().clone() for k, v in base.state_dict(m).items()}
+        state = {k: v.detach().clone() for k, v in base.state_dict(m).items()}
         base.to(m, device)
+        if self.sim is not None:  # .to(device) moves parameters and buffers, nothing else
+            self.sim.mark(list(base.parameters(m)) + list(base.buffers(m)), host=False)
         if values.get("state_dict") is not None:
             base.load_state_dict(m, values["state_dict"], strict=True)
         base.train(m, bool(values.get("train", False)))
-        grad = bool(values.get("grad", False)) and not probe
+        grad = bool(values.get("grad", False))
         inputs = list(values.get("inputs", ()))
         kwargs = values.get("input_kwargs", {})
         if grad:
@@ -405,20 +521,23 @@ class Child:
                 else x
                 for x in inputs
             ]
-        snap = {} if probe else snapshot(inputs, kwargs)
+        snap = snapshot(inputs, kwargs)
         if values.get("forward_seed") is not None:
             manual_seed(values["forward_seed"], device)
-        around = DefaultDeviceProbe() if probe else contextlib.nullcontext()
-        with torch.set_grad_enabled(grad), around as mode:
-            out = getattr(m, values.get("method") or "forward")(*inputs, **kwargs)
-        if probe:
-            return {"output": out, "failed_on_meta": mode.failed}
+        method = values.get("method") or "forward"
+        with torch.set_grad_enabled(grad), self.student():
+            out = getattr(m, method)(*inputs, **kwargs)
         result = {"output": to_result(out), "state": to_result(state), "mutated": mutated(snap)}
+        after = None
         if grad:
             result["grads"] = to_result(gradients(m, inputs, out, values.get("grad_outputs")))
         if grad and values.get("step_lr") is not None:
-            result["after_step"] = to_result(sgd_step(m, values, inputs, kwargs))
-        return result
+            sgd_step(m, float(values["step_lr"]))
+            inputs = [x.detach() if isinstance(x, torch.Tensor) else x for x in inputs]
+            with torch.no_grad(), self.student():
+                after = getattr(m, method)(*inputs, **kwargs)
+            result["after_step"] = to_result(after)
+        return dict(result, **self.device_report(out, after))
 
 
 def gradients(m, inputs, out, grad_outputs):
@@ -443,17 +562,14 @@ def gradients(m, inputs, out, grad_outputs):
     return grads
 
 
-def sgd_step(m, values, inputs, kwargs):
+def sgd_step(m, lr):
     """One plain SGD step (p -= lr * p.grad) over the parameters the module holds, found by
-    nn.Module's own walk (not a method the module may override), then the method again on the
-    same inputs: shared weights (tying) show in this output, whatever the module says of them."""
-    lr = float(values["step_lr"])
+    nn.Module's own walk (not a method the module may override): the method run again on the
+    same inputs then shows shared weights (tying), whatever the module says of them."""
     with torch.no_grad():
         for p in torch.nn.Module.parameters(m):
             if p.grad is not None:
                 p -= lr * p.grad.to(p.dtype)
-        inputs = [x.detach() if isinstance(x, torch.Tensor) else x for x in inputs]
-        return getattr(m, values.get("method") or "forward")(*inputs, **kwargs)
 
 
 def manual_seed(seed, device="cpu"):
