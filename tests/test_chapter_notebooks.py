@@ -5,7 +5,7 @@ chapter page as chapters/NN_<topic>.ipynb next to the answer-free helpers the pa
 (bookplot.py, bookdata.py, ... and matplotlibrc) and zips the folder as chapters.zip. Here that
 folder is written afresh with the same code, copied out of the repository into a temporary
 folder, and every notebook is executed there by a fresh virtual environment that has only
-requirements-student.txt installed (the `student` fixture of test_student_env.py): the kernel's
+requirements-student.txt installed (the session's `student` fixture, conftest.py): the kernel's
 working directory is the folder, nothing of the repository is importable, nothing needs the
 network. Two notebooks run at a time. The executed folder, outputs included, then passes the
 release leak scan (tools/release.py leaks) and imports no instructor-only package.
@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 from test_release import coursebook, release  # tools/release.py and book/_ext/coursebook.py
-from test_student_env import student  # noqa: F401  (fixture: a fresh student venv)
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER_PAGES = [p.stem for p in coursebook.chapter_pages(ROOT)]
@@ -148,7 +147,7 @@ def test_split_keeps_chapters_8_and_9_together():
 
 
 @pytest.mark.slow
-def test_every_chapter_runs_from_the_bundle(chapters, student, tmp_path):  # noqa: F811
+def test_every_chapter_runs_from_the_bundle(chapters, student, tmp_path):
     python, env, _ = student
     folder = tmp_path / "student" / coursebook.CHAPTERS_DIR  # outside the repository
     shutil.copytree(chapters, folder)

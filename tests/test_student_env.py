@@ -57,25 +57,7 @@ def _bin(venv, name):
     return venv / ("Scripts" if os.name == "nt" else "bin") / name
 
 
-@pytest.fixture(scope="module")
-def student(tmp_path_factory):
-    """(python, env, workdir) of a fresh venv with requirements-student.txt installed."""
-    base = tmp_path_factory.mktemp("student")
-    venv = base / "venv"
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
-        env[var] = str(base / var.lower())
-    env.pop("JUPYTER_PATH", None)
-    env.update(MPLBACKEND="Agg", PYTHONNOUSERSITE="1")
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=env, timeout=300)
-    python = _bin(venv, "python")
-    cmd = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
-    cmd += ["-r", str(STUDENT_REQUIREMENTS)]
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    work = base / "work"
-    work.mkdir()
-    return python, env, work
+# `student` (a fresh venv with requirements-student.txt, once per session) is in conftest.py.
 
 
 RUNNER = r"""
