@@ -9,14 +9,16 @@ integer 0 <= n <= MAX_N (99999). Reading rules (standard Korean):
 
 Tokens are characters: the source vocabulary is the syllables above plus the space, the target
 vocabulary the ten digits; both have <pad> = 0, and the target adds <s> and </s>.
-The model is solutions.models.EncoderDecoderModel, used as it is.
+The model is NumberReader below: a pre-norm encoder-decoder built from PyTorch's
+nn.TransformerEncoderLayer and nn.TransformerDecoderLayer (no graded code lives in this file; the
+student bundle ships it next to the chapter notebooks).
 
 Split: a fixed random TEST_FRACTION of all numbers 0..MAX_N is held out (split_numbers); training
 batches are drawn only from the rest, so every test number is unseen.
 
 Weight cache (chapters run as separate notebooks): chapter 8 trains with `train(config)` and saves
 the weights with `save(...)` to _build/numwords/<key>.pt, where <key> hashes the Config, the torch
-version and the source of this file and of solutions/*.py. Chapter 9 calls `load_or_train(config)`:
+version and the source of this file. Chapter 9 calls `load_or_train(config)`:
 it loads that file when chapter 8 wrote it for the same key and trains (same seed, same result)
 otherwise. Training is deterministic for a given machine, torch version and thread count.
 """
@@ -29,10 +31,8 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 from tqdm import tqdm
-
-from solutions.decoding import greedy_decode
-from solutions.models import EncoderDecoderModel
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE_DIR = ROOT / "_build" / "numwords"
@@ -154,15 +154,85 @@ class Config:
     threads: int = 1
 
 
+def _sinusoidal_table(T, d_model):
+    """(T, d_model) sinusoidal positions, one entry at a time as in chapter 5.3."""
+    pe = torch.zeros(T, d_model)
+    for p in range(T):
+        for i in range(d_model // 2):
+            omega = 10000.0 ** (-2 * i / d_model)
+            pe[p, 2 * i] = math.sin(p * omega)
+            pe[p, 2 * i + 1] = math.cos(p * omega)
+    return pe
+
+
+class NumberReader(nn.Module):
+    """Pre-norm encoder-decoder Transformer from PyTorch's layers (GELU, no dropout).
+
+    Embeddings are scaled by sqrt(d_model) and summed with sinusoidal positions; source <pad>
+    tokens are masked as keys in the encoder and in cross-attention; both stacks end with a
+    LayerNorm. forward(src (B, S), tgt (B, T)) -> logits (B, T, tgt_vocab_size). The decoder
+    layers are model.decoder, their cross-attention modules layer.multihead_attn.
+    """
+
+    def __init__(self, src_vocab_size, tgt_vocab_size, d_model, num_heads, num_layers, d_ff,
+                 pad_id=PAD, max_len=32):  # fmt: skip
+        super().__init__()
+        self.d_model, self.pad_id, self.max_len = d_model, pad_id, max_len
+        self.src_emb = nn.Embedding(src_vocab_size, d_model)
+        self.tgt_emb = nn.Embedding(tgt_vocab_size, d_model)
+        self.register_buffer("pe", _sinusoidal_table(max_len, d_model), persistent=False)
+        layer = dict(dim_feedforward=d_ff, dropout=0.0, activation="gelu", batch_first=True,
+                     norm_first=True)  # fmt: skip
+        self.encoder = nn.ModuleList(
+            nn.TransformerEncoderLayer(d_model, num_heads, **layer) for _ in range(num_layers)
+        )
+        self.decoder = nn.ModuleList(
+            nn.TransformerDecoderLayer(d_model, num_heads, **layer) for _ in range(num_layers)
+        )
+        self.enc_norm = nn.LayerNorm(d_model)
+        self.dec_norm = nn.LayerNorm(d_model)
+        self.lm_head = nn.Linear(d_model, tgt_vocab_size)
+
+    def embed(self, table, ids):
+        T = ids.shape[1]
+        if T > self.max_len:
+            raise ValueError(f"sequence length {T} exceeds max_len {self.max_len}")
+        return table(ids) * math.sqrt(self.d_model) + self.pe[:T].to(table.weight.dtype)
+
+    def source_padding(self, src):
+        """(B, S) bool, True where src is <pad> (PyTorch's key_padding_mask convention)."""
+        return src == self.pad_id
+
+    def encode(self, src, src_pad=None):
+        """src (B, S) -> memory (B, S, d_model)."""
+        src_pad = self.source_padding(src) if src_pad is None else src_pad
+        x = self.embed(self.src_emb, src)
+        for layer in self.encoder:
+            x = layer(x, src_key_padding_mask=src_pad)
+        return self.enc_norm(x)
+
+    def decode(self, tgt, memory, src_pad):
+        """tgt (B, T), memory (B, S, d_model), src_pad (B, S) -> logits (B, T, V)."""
+        T = tgt.shape[1]
+        future = torch.ones(T, T, dtype=torch.bool, device=tgt.device).triu(1)  # True = blocked
+        x = self.embed(self.tgt_emb, tgt)
+        for layer in self.decoder:
+            x = layer(x, memory, tgt_mask=future, memory_key_padding_mask=src_pad)
+        return self.lm_head(self.dec_norm(x))
+
+    def forward(self, src, tgt):
+        src_pad = self.source_padding(src)
+        return self.decode(tgt, self.encode(src, src_pad), src_pad)
+
+
 def build_model(config):
-    """A fresh EncoderDecoderModel for this task (parameters drawn from the current RNG)."""
-    return EncoderDecoderModel(
+    """A fresh NumberReader for this task (parameters drawn from the current RNG)."""
+    return NumberReader(
         src_vocab_size=len(SRC_TOKENS),
         tgt_vocab_size=len(TGT_TOKENS),
         d_model=config.d_model,
         num_heads=config.num_heads,
-        num_encoder_layers=config.num_layers,
-        num_decoder_layers=config.num_layers,
+        num_layers=config.num_layers,
         d_ff=config.d_ff,
         pad_id=PAD,
         max_len=32,
@@ -222,20 +292,20 @@ def train(config=Config(), progress=True):
 
 
 def conditioned(model, src):
-    """The decoder as a language model for fixed sources, for solutions.decoding.
+    """The decoder as a language model for fixed sources, for the decoding functions of chapter 9.
 
     src (B, S) long. Returns lm(tgt (n, T)) -> logits (n, T, V). The sources are encoded once;
     when n != B (beam search: one source, n beams) the single source row is repeated n times.
     """
     with torch.no_grad():
-        src_mask = model.source_mask(src)  # (B, 1, 1, S)
-        memory = model.encode(src, src_mask)  # (B, S, d_model)
+        src_pad = model.source_padding(src)  # (B, S)
+        memory = model.encode(src, src_pad)  # (B, S, d_model)
 
     def lm(tgt):
         n = tgt.shape[0]
         if n == memory.shape[0]:
-            return model.decode(tgt, memory, src_mask)
-        return model.decode(tgt, memory.expand(n, -1, -1), src_mask.expand(n, -1, -1, -1))
+            return model.decode(tgt, memory, src_pad)
+        return model.decode(tgt, memory.expand(n, -1, -1), src_pad.expand(n, -1))
 
     return lm
 
@@ -245,12 +315,16 @@ def start_tokens(batch_size):
     return torch.full((batch_size, 1), BOS, dtype=torch.long)
 
 
+@torch.no_grad()
 def predict(model, words, max_new_tokens=MAX_NEW_TOKENS, batch_size=2048):
-    """Greedy decoding of a list of number words -> list of digit strings."""
+    """Greedy (argmax) reading of a list of number words -> list of digit strings. Every row runs
+    max_new_tokens steps; decode_target stops at the first </s>, so what follows it is unread."""
     out = []
     for i in range(0, len(words), batch_size):
         src = encode_source(words[i : i + batch_size])
-        ids = greedy_decode(conditioned(model, src), start_tokens(len(src)), max_new_tokens, EOS)
+        lm, ids = conditioned(model, src), start_tokens(len(src))
+        while ids.shape[1] <= max_new_tokens:  # <s> and max_new_tokens new tokens
+            ids = torch.cat((ids, lm(ids)[:, -1].argmax(dim=-1, keepdim=True)), dim=1)
         out += [decode_target(row) for row in ids]
     return out
 
@@ -269,19 +343,22 @@ def cross_attention(model, words, numbers):
     of each number (teacher forcing), so query row t is the step that predicts the t-th digit
     (row len(str(n)) predicts </s>). Returns a list (one per decoder layer) of (B, h, T, S)
     tensors; rows and columns beyond a number's length are padding. A forward hook on each
-    block's cross_attn re-runs the module's own forward with return_weights=True on the same
-    inputs, so the model code is not changed.
+    layer's cross-attention (nn.MultiheadAttention, layer.multihead_attn) re-runs the module's own
+    forward on the same inputs with need_weights=True, average_attn_weights=False, so the model
+    code is not changed.
     """
     src = encode_source(words)  # (B, S)
     tgt = encode_target(numbers)[:, :-1]  # (B, T): <s> digits, without the last position
     maps = []
 
     def hook(module, args, kwargs, output):
-        _, weights = module.forward(*args, **kwargs, return_weights=True)
+        kwargs = {**kwargs, "need_weights": True, "average_attn_weights": False}
+        _, weights = module.forward(*args, **kwargs)
         maps.append(weights)  # (B, h, T, S)
 
     handles = [
-        block.cross_attn.register_forward_hook(hook, with_kwargs=True) for block in model.decoder
+        layer.multihead_attn.register_forward_hook(hook, with_kwargs=True)
+        for layer in model.decoder
     ]
     try:
         model(src, tgt)
@@ -324,11 +401,10 @@ def digit_spans(n):
 
 
 def cache_key(config):
-    """Hash of the config, the torch version and the source of this file and solutions/*.py."""
+    """Hash of the config, the torch version and the source of this file."""
     h = hashlib.sha256(repr(sorted(asdict(config).items())).encode())
     h.update(torch.__version__.encode())
-    for path in [Path(__file__), *sorted((ROOT / "solutions").glob("*.py"))]:
-        h.update(path.read_bytes())
+    h.update(Path(__file__).read_bytes())
     return h.hexdigest()[:16]
 
 

@@ -113,13 +113,13 @@ def test_training_batches_come_only_from_the_training_split(monkeypatch):
     config = replace(nw.Config(), steps=3, batch_size=64, d_model=16, num_heads=2, d_ff=32)
     train_words = {nw.korean_number_words(n) for n in nw.split_numbers()[0].tolist()}
     seen = []
-    real_forward = nw.EncoderDecoderModel.forward
+    real_forward = nw.NumberReader.forward
 
-    def spy(self, src, tgt, src_mask=None):
+    def spy(self, src, tgt):
         seen.extend("".join(nw.SRC_TOKENS[i] for i in row.tolist() if i != nw.PAD) for row in src)
-        return real_forward(self, src, tgt, src_mask)
+        return real_forward(self, src, tgt)
 
-    monkeypatch.setattr(nw.EncoderDecoderModel, "forward", spy)
+    monkeypatch.setattr(nw.NumberReader, "forward", spy)
     nw.train(config, progress=False)
     assert len(seen) == 3 * 64
     assert set(seen) <= train_words
@@ -188,18 +188,23 @@ def test_cross_attention_weights():
     for m in maps:
         torch.testing.assert_close(m.sum(-1), torch.ones(m.shape[:-1]))
         assert m[1, :, :, 2:].eq(0).all()  # padding columns of "백오"
-    assert all(not b.cross_attn._forward_hooks for b in model.decoder)
+    assert all(not layer.multihead_attn._forward_hooks for layer in model.decoder)
     # the first layer's weights from the hook equal a direct call on the same inputs
     src = nw.encode_source(words)
     tgt = nw.encode_target(numbers)[:, :-1]
+    T = tgt.shape[1]
     with torch.no_grad():
         memory = model.encode(src)
         x = model.embed(model.tgt_emb, tgt)
-        block = model.decoder[0]
-        x = x + block.self_attn(block.norm1(x))
-        _, w = block.cross_attn(
-            block.norm2(x), context=memory, mask=model.source_mask(src), return_weights=True
-        )
+        layer = model.decoder[0]
+        h = layer.norm1(x)
+        future = torch.ones(T, T, dtype=torch.bool).triu(1)
+        x = x + layer.self_attn(h, h, h, attn_mask=future, need_weights=False)[0]
+        h = layer.norm2(x)
+        _, w = layer.multihead_attn(
+            h, memory, memory, key_padding_mask=model.source_padding(src),
+            need_weights=True, average_attn_weights=False,
+        )  # fmt: skip
     torch.testing.assert_close(maps[0], w)
 
 
