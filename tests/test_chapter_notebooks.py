@@ -83,12 +83,21 @@ def test_leak_scan_looks_inside_the_zip(tmp_path):
 
 
 def test_chapter_page_links_its_notebook():
-    html = "<main><h1>1. 소프트맥스</h1><p>text</p></main>"
+    html = (
+        '<div id="jb-print-docs-body" class="onlyprint"><h1>1. 소프트맥스</h1></div>'
+        '<main><section id="id1">\n<h1>1. 소프트맥스<a class="headerlink" href="#id1">#</a></h1>'
+        "<p>text</p></section></main>"
+    )
     linked = coursebook.link_chapter_notebook(html, "01_softmax")
     assert 'href="../chapters/01_softmax.ipynb"' in linked
     assert f'href="../{coursebook.CHAPTERS_ZIP}"' in linked
-    assert linked.index("</h1>") < linked.index("01_softmax.ipynb")
+    title_end = linked.index("#</a></h1>") + len("#</a></h1>")
+    assert linked.index("01_softmax.ipynb") > title_end  # under the title, not the print header
+    assert linked[title_end:].lstrip().startswith('<p class="chapter-notebook">')
     assert coursebook.link_chapter_notebook(linked, "01_softmax") == linked  # once
+    link = coursebook.chapter_link("01_softmax")
+    misplaced = html.replace("</h1></div>", f"</h1>\n{link}</div>")  # where an earlier build put it
+    assert coursebook.link_chapter_notebook(misplaced, "01_softmax") == linked
 
 
 def test_built_book_links_every_chapter_notebook():

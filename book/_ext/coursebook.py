@@ -436,14 +436,19 @@ def chapter_link(stem):
     )
 
 
-H1_END_RE = re.compile(r"</h1>")
+# the page's title: the first <h1> that opens a <section> (the theme's print-only header
+# <div id="jb-print-docs-body"> has an <h1> of its own before it)
+TITLE_RE = re.compile(r"<section\b[^>]*>\s*<h1\b.*?</h1>", re.S)
+
+
+LINK_RE = re.compile(rf'\n?<p class="{NOTEBOOK_LINK_CLASS}">.*?</p>', re.S)
 
 
 def link_chapter_notebook(html, stem):
-    """``html`` with chapter_link(stem) after its first </h1> (once)."""
-    if f'class="{NOTEBOOK_LINK_CLASS}"' in html:
-        return html
-    return H1_END_RE.sub(lambda m: m.group(0) + "\n" + chapter_link(stem), html, count=1)
+    """``html`` with chapter_link(stem) right after the page's title, once (a link an earlier
+    build left in a page that Sphinx did not rewrite is replaced)."""
+    html = LINK_RE.sub("", html)
+    return TITLE_RE.sub(lambda m: m.group(0) + "\n" + chapter_link(stem), html, count=1)
 
 
 def _write_chapters(app, exception):
