@@ -1020,6 +1020,25 @@ MISTAKES += [
     ),
 ]
 
+MISTAKES += [
+    _entry(
+        "beam_returns_tokens_on_cpu",
+        "device",
+        "beam_search",
+        _fix(
+            _fix(
+                _BEAM,
+                "            return best.unsqueeze(0), best_score\n",
+                "            return best.unsqueeze(0).cpu(), best_score\n",
+            ),
+            "    return best.unsqueeze(0), best_score\n",
+            "    return best.unsqueeze(0).cpu(), best_score\n",
+        ),
+        [BEAM],
+        "beam_search",
+    ),
+]
+
 # Graded full marks although they break the spec (the grader's gaps, kept out of MISTAKES): the
 # why says what the grader did.
 _OPEN_WHY = {
@@ -1052,6 +1071,19 @@ _OPEN_WHY = {
     "beam_tie_prefers_live_beam": (
         "full marks: no graded tie between a finished hypothesis and a final beam (constructible"
         " with a log-prob of exactly 0, e.g. logits 1000 vs -1000)"
+    ),
+    "ngram_skips_the_last_gram": (
+        "verdict depends on the run seed: test_no_repeat_ngram always fails it, test_generate"
+        " (which calls no_repeat_ngram_ban) fails it under run seeds 1, 3, 4 but not 2, 5"
+    ),
+    "generate_filters_before_penalty": (
+        "verdict depends on the run seed: test_generate fails it under run seeds 1, 2, 4, 5,"
+        " full marks under run seed 3"
+    ),
+    "beam_final_beams_not_normalised": (
+        "verdict depends on the run seed: test_beam_search fails it under run seeds 1 and 5"
+        " only (full marks under 2, 3, 4), though every case where a final beam wins with"
+        " length_penalty != 0 returns the unnormalised score"
     ),
     "beam_zero_steps_int_score": (
         "full marks: the type of the score at max_new_tokens=0 is not checked (0 == 0.0)"
