@@ -5,7 +5,7 @@ chapter page as chapters/NN_<topic>.ipynb next to the answer-free helpers the pa
 (bookplot.py, bookdata.py, ... and matplotlibrc) and zips the folder as chapters.zip. Here that
 folder is written afresh with the same code, copied out of the repository into a temporary
 folder, and every notebook is executed there by a fresh virtual environment that has only
-requirements-student.txt installed (the session's `student` fixture, conftest.py): the kernel's
+requirements-student.txt installed (the session's `student_env` fixture, conftest.py): the kernel's
 working directory is the folder, nothing of the repository is importable, nothing needs the
 network. Two notebooks run at a time. The executed folder, outputs included, then passes the
 release leak scan (tools/release.py leaks) and imports no instructor-only package.
@@ -156,8 +156,8 @@ def test_split_keeps_chapters_8_and_9_together():
 
 
 @pytest.mark.slow
-def test_every_chapter_runs_from_the_bundle(chapters, student, tmp_path):
-    python, env, _ = student
+def test_every_chapter_runs_from_the_bundle(chapters, student_env, tmp_path):
+    python, env, _ = student_env
     folder = tmp_path / "student" / coursebook.CHAPTERS_DIR  # outside the repository
     shutil.copytree(chapters, folder)
     env = dict(env, MPLCONFIGDIR=str(tmp_path / "mplconfig"))

@@ -57,7 +57,7 @@ def _bin(venv, name):
     return venv / ("Scripts" if os.name == "nt" else "bin") / name
 
 
-# `student` (a fresh venv with requirements-student.txt, once per session) is in conftest.py.
+# `student_env` (a fresh venv with requirements-student.txt, once per session) is in conftest.py.
 
 
 RUNNER = r"""
@@ -89,9 +89,9 @@ print(json.dumps(results))
 """
 
 
-def run_notebooks(student, paths):
+def run_notebooks(student_env, paths):
     """Start running ``paths`` with the student's Python (one kernel per notebook)."""
-    python, env, work = student
+    python, env, work = student_env
     (work / "runner.py").write_text(RUNNER, encoding="utf-8")
     cmd = [str(python), str(work / "runner.py"), *map(str, paths)]
     return subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -104,7 +104,7 @@ def results(proc, timeout=900):
 
 
 @pytest.mark.slow
-def test_notebooks_run_in_the_student_environment(student, tmp_path):
+def test_notebooks_run_in_the_student_environment(student_env, tmp_path):
     """Release notebooks: only NotImplementedError, in at least one public test cell each.
     Source notebooks (hidden-test regions stripped): no error at all. Both sets run at once."""
     rel = tmp_path / "release"
@@ -116,8 +116,8 @@ def test_notebooks_run_in_the_student_environment(student, tmp_path):
             cell["source"] = HIDDEN_RE.sub("", "".join(cell["source"]))
         (src / name).mkdir(parents=True)
         (src / name / f"{name}.ipynb").write_text(json.dumps(nb), encoding="utf-8")
-    released = run_notebooks(student, [rel / a / f"{a}.ipynb" for a in ASSIGNMENTS])
-    solved = run_notebooks(student, [src / a / f"{a}.ipynb" for a in ASSIGNMENTS])
+    released = run_notebooks(student_env, [rel / a / f"{a}.ipynb" for a in ASSIGNMENTS])
+    solved = run_notebooks(student_env, [src / a / f"{a}.ipynb" for a in ASSIGNMENTS])
     released, solved = results(released), results(solved)
 
     assert sorted(released) == sorted(solved) == ASSIGNMENTS
@@ -137,11 +137,11 @@ ALARMS = ("running over TCP", "without encryption", "No nbgrader_config.py")
 
 
 @pytest.mark.slow
-def test_students_start_without_alarms(student, tmp_path):
+def test_students_start_without_alarms(student_env, tmp_path):
     """A release notebook with the bundle's nbgrader_config.py beside it (tools/release.py
     write_student_config), run as a student runs it: `jupyter nbconvert --execute` (nbclient,
     the same kernel start as JupyterLab's) and `nbgrader validate`. Neither warns."""
-    python, env, _ = student
+    python, env, _ = student_env
     bindir = python.parent
     name = "softmax"
     release.generate([name], tmp_path)
@@ -162,8 +162,8 @@ def test_students_start_without_alarms(student, tmp_path):
 
 
 @pytest.mark.slow
-def test_nbgrader_validate_in_the_student_environment(student, tmp_path):
-    python, env, _ = student
+def test_nbgrader_validate_in_the_student_environment(student_env, tmp_path):
+    python, env, _ = student_env
     nbgrader = _bin(python.parent.parent, "nbgrader")
     name = "softmax"
     (tmp_path / "solved").mkdir()
