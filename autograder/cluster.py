@@ -138,11 +138,12 @@ def _threads(dask_worker=None):
     return dask_worker.state.nthreads
 
 
-def grade_task(run, assignment, grade_ids, cells, solutions):
+def grade_task(run, assignment, grade_ids, cells, solutions, public=None):
     """The Dask task: grade one notebook with this worker process's Engine -> Report data."""
     entry = worker_engine(run, _threads())
     try:
-        report = entry.engine.submit(assignment, grade_ids, cells, solutions).result()
+        report = entry.engine.submit(assignment, grade_ids, cells, solutions, public=public)
+        report = report.result()
     finally:
         release(entry)
     from autograder.engine import JUDGE_STOPPED
@@ -275,7 +276,7 @@ class DaskEngine:
         self.limits = limits
         self.settings["limits"] = limits.as_dict()
 
-    def submit(self, assignment, grade_ids, cells, solutions=(), name=None):
+    def submit(self, assignment, grade_ids, cells, solutions=(), name=None, public=None):
         """One Dask task grading one notebook -> ClusterVerdict (``result()`` -> Report). The
         task key is ``assignment/name/run`` (``name``: student/notebook)."""
         key = f"{assignment}/{name or 'notebook'}/{self.run_id}"
@@ -289,6 +290,7 @@ class DaskEngine:
             list(grade_ids),
             list(cells),
             list(solutions),
+            dict(public or {}),
             key=key,
             pure=False,
             retries=1,

@@ -61,7 +61,8 @@ def submit_notebook(engine, assignment, template, submission, name=None):
     nb = nbio.rebuild(template, submission)
     grade_ids = [gid for gid, _ in nbio.test_cells(template)]
     cells, solutions = nbio.graded_code(nb), nbio.solution_code(nb)
-    return engine.submit(assignment, grade_ids, cells, solutions, name=name), nb
+    public = nbio.public_tests(template)
+    return engine.submit(assignment, grade_ids, cells, solutions, name=name, public=public), nb
 
 
 def judges_label(jobs, unsafe):
@@ -212,10 +213,11 @@ class Engine:
     def describe(self):
         return judges_label(self.jobs, self.unsafe)
 
-    def submit(self, assignment, grade_ids, cells, solutions=(), name=None):
+    def submit(self, assignment, grade_ids, cells, solutions=(), name=None, public=None):
         """Grade one submission -> Future[Report]. ``cells``: what the worker runs (given and
         solution cells in notebook order); ``solutions``: the student's cells alone; ``name``
-        labels the job (``student/notebook``; the cluster engine's task key, unused here)."""
+        labels the job (``student/notebook``; the cluster engine's task key, unused here);
+        ``public``: {grade_id: the test cell's public code}, which must pass too."""
         future = Future()
         payload = {
             "op": "grade",
@@ -224,6 +226,7 @@ class Engine:
             "grade_ids": list(grade_ids),
             "cells": list(cells),
             "solutions": list(solutions),
+            "public": dict(public or {}),
         }
         self.jobs_queue.put((future, payload))
         return future

@@ -445,6 +445,25 @@ class Grading:
                 "이름을 코드에 그대로 쓰세요."
             )
 
+    def public_test(self, grade_id, source):
+        """Run test cell ``grade_id``'s public code (what the student saw in the notebook) in a
+        child of its own, with nothing blocked -> (outcome, message): a submission that fails
+        its notebook's own test cannot keep the item, whatever the hidden checks said. It can
+        only cost points: passing it earns nothing."""
+        student = self.student(f"{grade_id} (public test)", torch.device("cpu"))
+        try:
+            student._request("exec", source=str(source))
+        except StudentTimeout as e:
+            return "timeout", f"공개 테스트(노트북의 테스트 셀)가 끝나지 않습니다: {e}"
+        except StudentCrashed as e:
+            return "crash", f"공개 테스트(노트북의 테스트 셀) 실행 중 작업자가 죽었습니다: {e}"
+        except StudentRaised as e:
+            return "failed", (
+                "노트북에 있는 이 항목의 공개 테스트 셀이 실패합니다. 노트북에서 그 셀을 실행해 "
+                f"오류를 확인하세요:\n{e}{student._load_hint()}"
+            )
+        return "passed", ""
+
     def problems(self):
         """Notes for the instructor about the whole submission (Report.problems): code that
         inspects or patches the grader (read from the source), and runtime signs of it."""

@@ -12,6 +12,7 @@ and in the engine, and the sandbox only ever receives the concrete inputs of a c
 import gc
 import json
 import os
+import re
 import socket
 import sys
 import time
@@ -103,6 +104,7 @@ class JudgeLoop:
         grading = Grading(backend, job["cells"], seed, job.get("solutions", ()))
         config.stash[GRADING] = grading
         report = Report()
+        public, used, public_failed = job.get("public", {}), {}, {}
         try:
             for gid in job["grade_ids"]:
                 t1 = time.monotonic()
@@ -118,16 +120,36 @@ class JudgeLoop:
                         default = ("grader-error", "채점 오류 (grader error)")
                         outcome, message = item.stash.get(RESULT, default)
                         break
+                used[gid] = {name for s in grading.students for name in s.used}
                 status = grading.end_function()
                 if outcome != "passed" and status not in ("exit", None):
                     message += f"\n[worker: {status}]"
+                if outcome == "passed" and public.get(gid):
+                    result = grading.public_test(gid, public[gid])
+                    if result[0] != "passed":
+                        public_failed[gid] = result
+                    grading.end_function()
                 report.verdicts[gid] = Verdict(gid, outcome, message[:4000], time.monotonic() - t1)
+            charge_public_failures(report, public, public_failed, used)
         finally:
             grading.end_function()
             del config.stash[GRADING]
         report.problems = grading.problems()
         report.seconds = time.monotonic() - t0
         return report
+
+
+def charge_public_failures(report, public, failed, used):
+    """A test cell whose public code fails loses its item, unless that code calls a function
+    another item already failed on (one mistake costs one item: e.g. a wrong causal_mask fails
+    test_causal_mask, not also the combine_masks test that calls it)."""
+    from autograder.report import Verdict
+
+    verdicts = report.verdicts
+    lost = {name for gid, v in verdicts.items() if not v.passed for name in used.get(gid, ())}
+    for gid, (outcome, message) in failed.items():
+        if not lost & set(re.findall(r"\w+", public[gid])):
+            verdicts[gid] = Verdict(gid, outcome, message[:4000], verdicts[gid].seconds)
 
 
 def skipped(item):

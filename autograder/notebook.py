@@ -310,6 +310,12 @@ def graded_code(nb):
     return [c.source for c in nb.cells if c.cell_type == "code" and (is_solution(c) or is_given(c))]
 
 
+def public_tests(template):
+    """{grade_id: source} of the test cells of a trusted release ``template`` as the student
+    sees them (hidden parts removed): each is run against the submission too (judge)."""
+    return {grade_id(c): strip_hidden(c.source) for c in template.cells if is_test(c)}
+
+
 def strip_hidden(source):
     return HIDDEN.sub("", source)
 

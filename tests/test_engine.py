@@ -296,6 +296,38 @@ def test_correct_and_wrong_solutions(demo_engine):
     assert bad["test_softmax"].outcome == "failed"
 
 
+def test_a_failing_public_test_costs_its_item_once(demo_engine):
+    """The notebook's own test cells run too: one that fails costs its item although the hidden
+    checks pass; one that fails because it calls a function another item already failed on
+    does not cost its own item as well (one mistake, one item)."""
+    cells = list(GOOD.values())
+    public = {
+        "test_softmax": "assert softmax(torch.zeros(2)).sum() == 1\nassert 1 == 2, 'wrong'\n",
+        "test_scale": "Scale(3)\n",
+    }
+    verdicts = demo_engine.submit("demo", list(public), cells, cells, public=public).result()
+    msg = verdicts.verdicts["test_softmax"].message
+    assert not verdicts.verdicts["test_softmax"].passed and "공개 테스트" in msg
+    assert "AssertionError: wrong (테스트 셀 2행: `assert 1 == 2, 'wrong'`)" in msg, msg
+    assert verdicts.verdicts["test_scale"].passed
+    # Scale wrong: its item fails; softmax's public test calling Scale is not charged again
+    wrong_scale = GOOD["scale_sol"].replace("x * self.weight", "x + self.weight")
+    public["test_softmax"] = "assert softmax(torch.zeros(2)).sum() == 1\nScale(2)(torch.ones(2))\n"
+    public["test_softmax"] += "assert torch.equal(Scale(2)(torch.ones(2)), torch.ones(2))\n"
+    cells = [GOOD["softmax_sol"], wrong_scale]
+    verdicts = demo_engine.submit("demo", list(public), cells, cells, public=public).result()
+    assert not verdicts.verdicts["test_scale"].passed
+    assert verdicts.verdicts["test_softmax"].passed, verdicts.verdicts["test_softmax"].message
+    assert good_public_test_passes(demo_engine)
+
+
+def good_public_test_passes(engine):
+    public = {"test_softmax": "assert torch.allclose(softmax(torch.zeros(2)), torch.ones(2) / 2)"}
+    cells = list(GOOD.values())
+    report = engine.submit("demo", ["test_softmax"], cells, cells, public=public).result()
+    return report.verdicts["test_softmax"].passed
+
+
 def test_student_cannot_fake_results(demo_engine):
     """Monkeypatching torch, always-true __eq__ subclasses and input transformers stay in the
     worker; the judge compares plain tensors itself."""
