@@ -25,14 +25,12 @@ otherwise. Training is deterministic for a given machine, torch version and thre
 
 import hashlib
 import math
-import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
-from tqdm import tqdm
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE_DIR = ROOT / "_build" / "numwords"
@@ -47,6 +45,7 @@ TGT_TOKENS = ["<pad>", "<s>", "</s>", *"0123456789"]
 SRC_ID = {t: i for i, t in enumerate(SRC_TOKENS)}
 TGT_ID = {t: i for i, t in enumerate(TGT_TOKENS)}
 MAX_NEW_TOKENS = len(str(MAX_N)) + 1  # up to 5 digits + </s>
+PROGRESS_EVERY = 100  # train(progress=True) prints one line per this many steps
 
 
 # ---------------------------------------------------------------------------------------------
@@ -178,8 +177,8 @@ class NumberReader(nn.Module):
                  pad_id=PAD, max_len=32):  # fmt: skip
         super().__init__()
         self.d_model, self.pad_id, self.max_len = d_model, pad_id, max_len
-        self.src_emb = nn.Embedding(src_vocab_size, d_model)
-        self.tgt_emb = nn.Embedding(tgt_vocab_size, d_model)
+        self.word_table = nn.Embedding(src_vocab_size, d_model)  # syllables of the number word
+        self.digit_table = nn.Embedding(tgt_vocab_size, d_model)  # <s>, digits, </s>
         self.register_buffer("pe", _sinusoidal_table(max_len, d_model), persistent=False)
         layer = dict(dim_feedforward=d_ff, dropout=0.0, activation="gelu", batch_first=True,
                      norm_first=True)  # fmt: skip
@@ -191,22 +190,24 @@ class NumberReader(nn.Module):
         )
         self.enc_norm = nn.LayerNorm(d_model)
         self.dec_norm = nn.LayerNorm(d_model)
-        self.lm_head = nn.Linear(d_model, tgt_vocab_size)
+        self.to_logits = nn.Linear(d_model, tgt_vocab_size)
 
     def embed(self, table, ids):
-        T = ids.shape[1]
-        if T > self.max_len:
-            raise ValueError(f"sequence length {T} exceeds max_len {self.max_len}")
-        return table(ids) * math.sqrt(self.d_model) + self.pe[:T].to(table.weight.dtype)
+        """ids (B, T) -> scaled token embeddings plus the first T sinusoidal positions."""
+        length = ids.shape[1]
+        if length > self.max_len:
+            raise ValueError(f"{length} tokens do not fit the {self.max_len}-row position table")
+        positions = self.pe[:length].to(table.weight.dtype)
+        return table(ids) * math.sqrt(self.d_model) + positions
 
     def source_padding(self, src):
         """(B, S) bool, True where src is <pad> (PyTorch's key_padding_mask convention)."""
         return src == self.pad_id
 
     def encode(self, src, src_pad=None):
-        """src (B, S) -> memory (B, S, d_model)."""
+        """Encoder output for src (B, S): the memory, (B, S, d_model)."""
         src_pad = self.source_padding(src) if src_pad is None else src_pad
-        x = self.embed(self.src_emb, src)
+        x = self.embed(self.word_table, src)
         for layer in self.encoder:
             x = layer(x, src_key_padding_mask=src_pad)
         return self.enc_norm(x)
@@ -215,10 +216,11 @@ class NumberReader(nn.Module):
         """tgt (B, T), memory (B, S, d_model), src_pad (B, S) -> logits (B, T, V)."""
         T = tgt.shape[1]
         future = torch.ones(T, T, dtype=torch.bool, device=tgt.device).triu(1)  # True = blocked
-        x = self.embed(self.tgt_emb, tgt)
+        x = self.embed(self.digit_table, tgt)
         for layer in self.decoder:
             x = layer(x, memory, tgt_mask=future, memory_key_padding_mask=src_pad)
-        return self.lm_head(self.dec_norm(x))
+        hidden = self.dec_norm(x)
+        return self.to_logits(hidden)
 
     def forward(self, src, tgt):
         src_pad = self.source_padding(src)
@@ -267,10 +269,7 @@ def train(config=Config(), progress=True):
         gen = torch.Generator().manual_seed(config.seed)
         opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
         losses = []
-        steps = range(config.steps)
-        if progress:
-            steps = tqdm(steps, file=sys.stdout, ascii=True, mininterval=10, desc="학습")
-        for step in steps:
+        for step in range(config.steps):
             for group in opt.param_groups:
                 group["lr"] = lr_at(step, config)
             rows = torch.multinomial(weights, config.batch_size, replacement=True, generator=gen)
@@ -282,6 +281,8 @@ def train(config=Config(), progress=True):
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             losses.append(loss.item())
+            if progress and ((step + 1) % PROGRESS_EVERY == 0 or step + 1 == config.steps):
+                print(f"학습 {step + 1}/{config.steps}스텝, 손실 {losses[-1]:.3f}", flush=True)
         return model.eval(), losses
     finally:
         torch.set_num_threads(threads)

@@ -21,19 +21,19 @@ class _CachedSelfAttention(nn.Module):
         self.qkv = nn.Linear(d_model, 3 * d_model)
         self.proj = nn.Linear(d_model, d_model)
 
-    def forward(self, x, cache=None):
+    def forward(self, x, kv_store=None):
         B, T, d = x.shape
         q, k, v = self.qkv(x).view(B, T, 3, self.num_heads, -1).permute(2, 0, 3, 1, 4)
-        if cache is not None and cache:  # earlier keys and values of this layer
+        if kv_store:  # earlier keys and values of this layer
             if T != 1:
                 raise ValueError("with a filled cache, feed one new token per call")
-            k = torch.cat((cache["k"], k), dim=2)
-            v = torch.cat((cache["v"], v), dim=2)
+            k = torch.cat((kv_store["k"], k), dim=2)
+            v = torch.cat((kv_store["v"], v), dim=2)
             out = F.scaled_dot_product_attention(q, k, v)  # the newest token sees every key
         else:
             out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        if cache is not None:
-            cache["k"], cache["v"] = k, v
+        if kv_store is not None:
+            kv_store["k"], kv_store["v"] = k, v
         return self.proj(out.transpose(1, 2).reshape(B, T, d))
 
 
@@ -47,8 +47,8 @@ class _Block(nn.Module):
             nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model)
         )
 
-    def forward(self, x, cache=None):
-        x = x + self.attn(self.ln1(x), cache)
+    def forward(self, x, kv_store=None):
+        x = x + self.attn(self.ln1(x), kv_store)
         return x + self.mlp(self.ln2(x))
 
 
@@ -63,7 +63,7 @@ class CachedLM(nn.Module):
 
     def __init__(self, vocab_size, context_length, d_model, num_heads, num_layers):
         super().__init__()
-        self.context_length = context_length
+        self.max_positions = context_length
         self.token_table = nn.Embedding(vocab_size, d_model)
         self.position_table = nn.Embedding(context_length, d_model)
         self.blocks = nn.ModuleList(_Block(d_model, num_heads) for _ in range(num_layers))
@@ -73,13 +73,14 @@ class CachedLM(nn.Module):
     def make_caches(self):
         return [{} for _ in self.blocks]
 
-    def forward(self, idx, caches=None):
-        start = caches[0]["k"].shape[2] if caches and caches[0] else 0
-        T = idx.shape[1]
-        if start + T > self.context_length:
-            raise ValueError(f"{start + T} positions exceed context_length={self.context_length}")
-        pos = torch.arange(start, start + T, device=idx.device)
-        x = self.token_table(idx) + self.position_table(pos)
-        for i, block in enumerate(self.blocks):
-            x = block(x, None if caches is None else caches[i])
+    def forward(self, tokens, kv_stores=None):
+        done = kv_stores[0]["k"].shape[2] if kv_stores and kv_stores[0] else 0  # cached tokens
+        end = done + tokens.shape[1]
+        if end > self.max_positions:
+            raise ValueError(f"{end} positions exceed context_length={self.max_positions}")
+        positions = torch.arange(done, end, device=tokens.device)
+        x = self.token_table(tokens) + self.position_table(positions)
+        stores = [None] * len(self.blocks) if kv_stores is None else kv_stores
+        for block, store in zip(self.blocks, stores, strict=True):
+            x = block(x, store)
         return self.head(self.ln_f(x))

@@ -195,7 +195,7 @@ def test_cross_attention_weights():
     T = tgt.shape[1]
     with torch.no_grad():
         memory = model.encode(src)
-        x = model.embed(model.tgt_emb, tgt)
+        x = model.embed(model.digit_table, tgt)
         layer = model.decoder[0]
         h = layer.norm1(x)
         future = torch.ones(T, T, dtype=torch.bool).triu(1)
