@@ -56,7 +56,8 @@ class CachedLM(nn.Module):
     """A small GPT-style language model for the speed demos: token and learned position
     embeddings, pre-norm blocks, a final layer norm and a linear head (no weight tying).
 
-    model(idx (B, T)) -> logits (B, T, vocab_size). With caches=model.make_caches() the first
+    model(idx (B, T)) -> logits (B, T, vocab_size). With model(idx, caches), where
+    caches = model.make_caches() (one dict per block, passed as the second argument), the first
     call runs the prompt and fills one KV cache per block; each later call takes the newest
     token only, (B, 1), and continues at the cached position.
     """
