@@ -122,6 +122,10 @@ class Student:
         # inputs' device), "input" (the inputs' device) or None (no rule); the simulated GPU
         # reports the generators a call drew from, which a CPU grader cannot otherwise see
         self.draws_on = None
+        # the notebook says: make it on the device argument directly, never on the CPU first
+        self.builds_on_device = False
+        # the notebook says: return a new tensor, never the input (or a view of it)
+        self.returns_new = False
 
     def _request(self, op, **values):
         header = {"op": op, "device": self.device.type, "seed": self._seed}
@@ -149,6 +153,12 @@ class Student:
             raise CheckFailed(f"{what}: 결과가 없습니다")
         self._check_inputs(out, what, values)
         self._check_device(out, what, _carries_device([args, kwargs]))
+        if self.returns_new and out.get("aliases"):
+            raise CheckFailed(
+                f"{what}: 입력 텐서 자체(또는 입력과 메모리를 함께 쓰는 view)를 돌려주었습니다. "
+                "과제는 새 텐서를 돌려주라고 합니다: 그대로 둘 것이 없어도 logits.clone() 처럼 "
+                "새 텐서를 만드세요. 그렇지 않으면 결과를 고칠 때 입력도 함께 바뀝니다."
+            )
         if out.get("global_rng_used"):
             raise CheckFailed(
                 f"{what}: 전역 난수 생성기(torch.manual_seed, torch.rand 등 generator 없이 부르는 "
@@ -279,6 +289,12 @@ class Student:
             raise CheckFailed(
                 f"{what}: 난수를 {where}로 뽑아야 하는데 다른 장치의 생성기로 뽑았습니다. "
                 "GPU에서는 CPU와 다른 난수가 나오므로, 채점하는 컴퓨터에 따라 결과가 달라집니다."
+            )
+        if self.builds_on_device and out.get("moved"):
+            raise CheckFailed(
+                f"{what}: 텐서를 CPU에 만든 뒤 .to(device)로 옮겼습니다. 과제는 device 인자에 "
+                "바로 만들라고 합니다 (예: torch.ones(T, S, dtype=torch.bool, device=device)): "
+                "옮기면 GPU에서 부를 때마다 CPU에서 만들고 복사하는 일이 생깁니다."
             )
         if out.get("host") and carries:
             raise CheckFailed(

@@ -50,8 +50,9 @@ def with_cell(nb, grade_id, source):
     return out
 
 
-# run seeds: the first decides the tests below; all five must give the same per-item verdicts
-SEEDS = (1, 2, 3, 4, 5)
+# run seeds: the first decides the tests below; all must give the same per-item verdicts (three
+# keep make test within its time; tests/grade_mistakes.py grades one assignment under any seed)
+SEEDS = (1, 2, 3)
 
 
 def notebooks(redteam=False):
@@ -175,8 +176,8 @@ def test_correct_variant_keeps_full_marks(graded, assignment, variant):
 
 def test_verdicts_do_not_depend_on_the_run_seed(graded_under):
     """Every notebook (mistakes, controls, red-team attacks and their honest controls) gets the
-    same per-item verdicts under five run seeds: a check that catches a mistake only for some
-    inputs must draw enough of them to catch it every time."""
+    same per-item verdicts under each run seed of SEEDS: a check that catches a mistake only for
+    some inputs must draw enough of them to catch it every time."""
     runs = [graded_under(seed) for seed in SEEDS]
     unstable = {}
     for key in runs[0]:

@@ -84,6 +84,7 @@ WINDOW = {
 
 @pytest.mark.parametrize("case", [*WINDOW, "random T, S, window, global tokens"])
 def test_sliding_window_mask(student, rng, device, case):
+    student.builds_on_device = True  # the notebook: made on `device` directly, not moved there
     if case in WINDOW:
         T, window, kwargs = WINDOW[case]
     else:

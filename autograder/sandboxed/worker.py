@@ -143,6 +143,12 @@ def public_line(e, source):
     return where
 
 
+def aliases_input(result, inputs):
+    """True when a result tensor is an input tensor or shares its memory (a view of it)."""
+    ptrs = {t.untyped_storage().data_ptr() for t in flat_tensors(inputs) if t.numel()}
+    return any(t.untyped_storage().data_ptr() in ptrs for t in flat_tensors(result) if t.numel())
+
+
 def snapshot(args, kwargs):
     """{label: clone} of every tensor argument (to detect in-place changes by the student)."""
     items = [(f"인자 {i}", a) for i, a in enumerate(args)] + [(k, v) for k, v in kwargs.items()]
@@ -222,6 +228,7 @@ class SimulatedDevice(TorchFunctionMode):
         self.host = weakref.WeakValueDictionary()  # id -> tensor made on the "CPU"
         self.failed = None
         self.drawn = set()  # device types of the generators the request drew from
+        self.moved = False  # the request moved a CPU tensor (0-dim ones aside) to the GPU
         self._generator = None
 
     def __enter__(self):
@@ -319,6 +326,7 @@ class SimulatedDevice(TorchFunctionMode):
                     out = t.clone()
         if to_host != host and out is t:
             out = t.clone()
+        self.moved = self.moved or (host and not to_host and t.dim() > 0)
         if out is not t:
             self.mark(out, to_host)
         return out
@@ -445,7 +453,7 @@ class Child:
         if op == "load" and header.get("simulate"):
             self.sim = SimulatedDevice()
         if self.sim is not None:
-            self.sim.failed, self.sim.drawn = None, set()
+            self.sim.failed, self.sim.drawn, self.sim.moved = None, set(), False
             values = on_sim(values)
         try:
             manual_seed(header.get("seed", 0), header.get("device") or "cpu")
@@ -465,11 +473,18 @@ class Child:
     def device_report(self, *results):
         """What the simulated device saw in the request just run: {"host": a result tensor is
         on the host, "caught": the device error the student's code swallowed, "generators":
-        the device types of the generators it drew from}."""
+        the device types of the generators it drew from, "moved": it moved a CPU tensor to the
+        GPU}."""
         if self.sim is None:
             return {}
         host = any(self.sim.on_host(t) for t in flat_tensors(list(results)))
-        return {"host": host, "caught": self.sim.failed, "generators": sorted(self.sim.drawn)}
+        drawn = sorted(self.sim.drawn)
+        return {
+            "host": host,
+            "caught": self.sim.failed,
+            "generators": drawn,
+            "moved": self.sim.moved,
+        }
 
     def op_load(self, header, values):
         if values.get("block"):
@@ -511,6 +526,7 @@ class Child:
         with self.student():
             result = fn(*args, **kwargs)
         out = {"value": to_result(result), "mutated": mutated(snap)}
+        out["aliases"] = aliases_input(result, [args, kwargs])
         return dict(out, **self.device_report(result))
 
     def op_module(self, header, values):

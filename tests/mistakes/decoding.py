@@ -1046,13 +1046,6 @@ _OPEN_WHY = {
         "full marks: no graded row where the mass before a token equals p exactly (4 equal"
         " logits, p = 0.5 keeps 3 tokens instead of 2)"
     ),
-    "top_p_one_returns_logits_itself": (
-        "full marks: top_p_filter(x, 1.0) returning x itself (not a new tensor) is not checked"
-    ),
-    "ngram_off_returns_logits_itself": (
-        "full marks: no_repeat_ngram_ban returning the input object for n <= 0 or L < n is not"
-        " checked"
-    ),
     "generate_top_k_zero_not_off": (
         "full marks: generate(..., top_k=0) is never graded (this crashes in top_k_filter)"
     ),

@@ -937,3 +937,8 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
         ),
     },
 ]
+
+# gaps closed since (the simulated GPU reports a CPU tensor moved to the device): graded now
+CLOSED = {"window_built_on_cpu_then_moved"}
+MISTAKES += [dict(m, says="CPU에 만든 뒤") for m in OPEN if m["name"] in CLOSED]
+OPEN = [m for m in OPEN if m["name"] not in CLOSED]

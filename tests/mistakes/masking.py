@@ -640,3 +640,8 @@ OPEN = [
         ),
     },
 ]
+
+# gaps closed since (the simulated GPU reports a CPU tensor moved to the device): graded now
+CLOSED = {"causal_tril_on_cpu_then_moved"}
+MISTAKES += [dict(m, says="CPU에 만든 뒤") for m in OPEN if m["name"] in CLOSED]
+OPEN = [m for m in OPEN if m["name"] not in CLOSED]
