@@ -62,7 +62,7 @@ def top_p_filter(logits, p):
     if not 0 < p <= 1:
         raise ValueError("p must be in (0, 1]")
     if p >= 1:
-        return logits
+        return logits.clone()  # a new tensor, as every logit function returns
     sorted_logits, order = torch.sort(logits, dim=-1, descending=True, stable=True)
     probs = torch.softmax(sorted_logits, dim=-1)
     mass_before = torch.cumsum(probs, dim=-1) - probs
@@ -83,7 +83,7 @@ def apply_repetition_penalty(logits, prev_ids, penalty):
     logits; this function follows that fixed rule.
     """
     if penalty == 1.0 or prev_ids.shape[-1] == 0:
-        return logits
+        return logits.clone()
     score = torch.gather(logits, -1, prev_ids)
     score = torch.where(score < 0, score * penalty, score / penalty)
     return logits.scatter(-1, prev_ids, score)
@@ -98,7 +98,7 @@ def no_repeat_ngram_ban(logits, ids, n):
     """
     L = ids.shape[-1]
     if n <= 0 or L < n:
-        return logits
+        return logits.clone()
     grams = ids.unfold(-1, n, 1)  # (B, L - n + 1, n), includes the last complete n-gram
     prefix = ids[:, L - n + 1 :]  # (B, n - 1)
     match = (grams[..., :-1] == prefix.unsqueeze(1)).all(dim=-1)  # (B, G)
