@@ -134,7 +134,7 @@ def test_notebook_failing_twice_is_a_grader_error(monkeypatch):
     class Judges:  # stands in for a worker's Engine
         jobs, unsafe = 1, False
 
-        def submit(self, assignment, grade_ids, cells, solutions):
+        def submit(self, assignment, grade_ids, cells, solutions, public=None):
             attempts.append(cells[0])
             future = Future()
             stopped = "STOP" in cells[0]

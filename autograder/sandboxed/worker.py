@@ -727,13 +727,15 @@ def reap(uid, root):
 
 def warm_up():
     """Pay torch's lazy start-up once here, not in every forked child: the first autograd and
-    nn calls. Not the meta-device kernels: only code that makes tensors without a device runs
-    them (under the device probe), and their torch._dynamo import would add ~1.5 s to every
-    sandbox start and 80 MB to every fork."""
+    nn calls, and the first meta-device kernel (the notebooks' public tests use "meta"). That
+    one imports torch._dynamo: about 2-3 s once per sandbox start (while the judge imports the
+    checks) and 70 MB more address space per child, instead of 2-3 s in every child that runs
+    a public test."""
     x = torch.ones(2, 3, requires_grad=True)
     y = torch.nn.functional.linear(x / 2.0, torch.ones(4, 3)).softmax(-1)
     y = torch.where(y > 0, y.exp() - y.amax(-1, keepdim=True), y).masked_fill(y < 0, 0.0)
     y.sum().backward()
+    torch.ones(2, 3, device="meta").softmax(-1).triu(1)
     for base, overloads in aten_overloads().items():
         if any(word in base for word in LIKELY_BLOCKED):
             for full in overloads:
