@@ -1200,9 +1200,9 @@ def draw_transformer_decoder_only(ax=None):
     _arrow(ax, (x, ys["add2"] + 0.2), (x, 8.75))
     _box(ax, x, 9.1, w, 0.7, "최종 층 정규화", C["norm"], fontsize=8)
     _arrow(ax, (x, 9.45), (x, 9.95))
-    _box(ax, x, 10.3, w, 0.7, "출력층: 선형 $d_{model} \\to V$", C["emb"], fontsize=8)
+    _box(ax, x, 10.3, w, 0.7, "출력층: 선형 $d_{model} \\to |\\mathcal{V}|$", C["emb"], fontsize=8)
     _arrow(ax, (x, 10.65), (x, 11.15))
-    _text(ax, x, 11.5, "로짓 $(B, T, V)$: 위치마다 다음 토큰", ha="center", fontsize=9)
+    _text(ax, x, 11.5, "로짓 $(B, T, |\\mathcal{V}|)$: 위치마다 다음 토큰", ha="center", fontsize=9)
     _text(
         ax,
         x + w / 2 + 0.9,

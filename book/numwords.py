@@ -213,7 +213,7 @@ class NumberReader(nn.Module):
         return self.enc_norm(x)
 
     def decode(self, tgt, memory, src_pad):
-        """tgt (B, T), memory (B, S, d_model), src_pad (B, S) -> logits (B, T, V)."""
+        """tgt (B, T), memory (B, S, d_model), src_pad (B, S) -> logits (B, T, tgt_vocab_size)."""
         T = tgt.shape[1]
         future = torch.ones(T, T, dtype=torch.bool, device=tgt.device).triu(1)  # True = blocked
         x = self.embed(self.digit_table, tgt)
@@ -274,7 +274,7 @@ def train(config=Config(), progress=True):
                 group["lr"] = lr_at(step, config)
             rows = torch.multinomial(weights, config.batch_size, replacement=True, generator=gen)
             src, tgt = src_all[rows], tgt_all[rows]  # (B, S), (B, T)
-            logits = model(src, tgt[:, :-1])  # (B, T - 1, V)
+            logits = model(src, tgt[:, :-1])  # (B, T - 1, tgt_vocab_size)
             loss = F.cross_entropy(logits.transpose(1, 2), tgt[:, 1:], ignore_index=PAD)
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -295,8 +295,9 @@ def train(config=Config(), progress=True):
 def conditioned(model, src):
     """The decoder as a language model for fixed sources, for the decoding functions of chapter 9.
 
-    src (B, S) long. Returns lm(tgt (n, T)) -> logits (n, T, V). The sources are encoded once;
-    when n != B (beam search: one source, n beams) the single source row is repeated n times.
+    src (B, S) long. Returns lm(tgt (n, T)) -> logits (n, T, tgt_vocab_size). The sources are
+    encoded once; when n != B (beam search: one source, n beams) the single source row is repeated
+    n times.
     """
     with torch.no_grad():
         src_pad = model.source_padding(src)  # (B, S)
