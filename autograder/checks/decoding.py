@@ -120,6 +120,48 @@ def script_table(device):
     return (probs / probs.sum(-1, keepdim=True)).log().to(device)
 
 
+def rows_table(rows, device):
+    """(V, V) log-probabilities from rows of next-token probabilities ({token: p}, the rest of
+    the mass spread evenly): small hand-made models for beam search."""
+    V = max(len(rows), 1 + max(t for row in rows for t in row))
+    probs = torch.zeros(V, V, dtype=F64)
+    for a, row in enumerate(rows):
+        rest = [t for t in range(V) if t not in row]
+        probs[a, rest] = (1.0 - sum(row.values())) / len(rest)
+        for t, p in row.items():
+            probs[a, t] = p
+    return probs.log().to(device)
+
+
+def eos_ranked_second_table(device):
+    """Prompt [1], eos 0, beam 1: at every step the EOS candidate ranks second, so it is dropped
+    and the single beam runs on (log P ~ -3.5 after 4 steps). Taking it as a finished
+    hypothesis would return [1, 0] (log 0.35 = -1.05)."""
+    rows = [
+        {1: 0.5, 2: 0.2},
+        {2: 0.55, 0: 0.35},
+        {3: 0.4, 0: 0.3, 4: 0.2},
+        {4: 0.4, 0: 0.3, 1: 0.2},
+        {1: 0.4, 0: 0.3, 2: 0.2},
+    ]
+    return rows_table(rows, device)
+
+
+def eos_in_top_two_table(device):
+    """Prompt [1], eos 0, beam 2, alpha 1: EOS ranks first at step 1 (log 0.3 = -1.20), so the
+    two live beams are the candidates ranked 2 and 3 ([2] and [3]). [3, 4, 0] then wins
+    (log(0.27 * 0.95 * 0.95) / (8 / 6) = -1.06); looking at only the top beam_size candidates
+    keeps [2] alone and returns [1, 0]."""
+    rows = [
+        {1: 0.5, 2: 0.2},
+        {0: 0.3, 2: 0.28, 3: 0.27, 4: 0.1},
+        {0: 0.3, 1: 0.25, 2: 0.2, 3: 0.15},
+        {4: 0.95},
+        {0: 0.95},
+    ]
+    return rows_table(rows, device)
+
+
 def seed_of(rng):
     return int(torch.randint(1, 2**31 - 1, (1,), generator=rng))
 
@@ -269,8 +311,17 @@ def ties(rng, d):
     return torch.tensor(rows, device=d), 0.3
 
 
+def mass_equals_p(rng, d):
+    """Equal logits give probabilities 1/8 and 1/4 exactly, so the mass before the third (first
+    row) or second (second row) token equals p = 0.25 exactly: that token is dropped."""
+    rows = torch.zeros(2, 8)
+    rows[1, 4:] = float("-inf")
+    return rows.to(d), 0.25
+
+
 TOP_P = {
     "the token that crosses p is kept": crossing_token,
+    "the mass before a token equals p: dropped": mass_equals_p,
     "ties: the lower token id comes first": ties,
     "p = 1 keeps everything": lambda rng, d: (randn(rng, 3, 7, device=d), 1.0),
     "tiny p keeps only the argmax": lambda rng, d: (randn(rng, 4, 9, device=d), 1e-4),
@@ -420,68 +471,99 @@ def eos_table(rng, d):
     return tab
 
 
+def self_loop_table(d):
+    """(5, 5): token t's likeliest successor is t itself (logit 2), then t + 1 (logit 1). After
+    'x x' the last complete 2-gram is (x, x), so a 2-gram ban must rule x out: argmax decoding
+    then reads 1 1 2 2 3 3 ..., and a ban that skips the last gram repeats x a third time."""
+    t = torch.full((5, 5), -2.0, dtype=F64)
+    t[torch.arange(5), torch.arange(5)] = 2.0
+    t[torch.arange(5), (torch.arange(5) + 1) % 5] = 1.0
+    return t.to(d)
+
+
+def penalised_top_table(d):
+    """(4, 4), every row (2, 1.5, -1, -1): with token 0 in the prompt and repetition_penalty=2,
+    token 0 falls to 1 < 1.5, so top_k=1 after the penalty keeps token 1 (the only one left:
+    no draw can hide the order), while filtering first keeps token 0."""
+    return torch.tensor([2.0, 1.5, -1.0, -1.0], dtype=F64).repeat(4, 1).to(d)
+
+
 SAMPLING = {
-    "temperature=1, no filters": lambda rng, d: (table(rng, 9, device=d), 3, 3, 10, {}),
+    "temperature=1, no filters": lambda rng, d: (
+        table(rng, 9, device=d),
+        ids(rng, 9, 3, 3, device=d),
+        10,
+        {},
+    ),
     "temperature=2.5 widens the top_p=0.6 nucleus": lambda rng, d: (
         peaked_table(rng, d),
-        4,
-        2,
+        ids(rng, 6, 4, 2, device=d),
         12,
         {"temperature": 2.5, "top_p": 0.6},
     ),
     "temperature=0.7, top_k=4": lambda rng, d: (
         table(rng, 10, device=d),
-        4,
-        2,
+        ids(rng, 10, 4, 2, device=d),
         10,
         {"temperature": 0.7, "top_k": 4},
     ),
     "temperature=1.3, top_p=0.8": lambda rng, d: (
         table(rng, 10, device=d),
-        4,
-        2,
+        ids(rng, 10, 4, 2, device=d),
         12,
         {"temperature": 1.3, "top_p": 0.8},
     ),
     "repetition_penalty=1.5, top_k=6": lambda rng, d: (
         table(rng, 8, device=d),
-        3,
-        4,
+        ids(rng, 8, 3, 4, device=d),
         10,
         {"repetition_penalty": 1.5, "top_k": 6},
     ),
+    "repetition_penalty=2 before top_k=1": lambda rng, d: (
+        penalised_top_table(d),
+        torch.tensor([[0, 2], [3, 0], [1, 1]], device=d),
+        4,
+        {"repetition_penalty": 2.0, "top_k": 1},
+    ),
+    "top_k=0 means no filter": lambda rng, d: (
+        table(rng, 8, device=d),
+        ids(rng, 8, 3, 2, device=d),
+        8,
+        {"top_k": 0, "temperature": 1.2},
+    ),
     "no_repeat_ngram_size=2": lambda rng, d: (
         table(rng, 12, device=d),
-        3,
-        3,
+        ids(rng, 12, 3, 3, device=d),
         10,
         {"no_repeat_ngram_size": 2, "temperature": 0.9},
     ),
+    "no_repeat_ngram_size=2 after 'x x', temperature=0": lambda rng, d: (
+        self_loop_table(d),
+        torch.tensor([[1, 1], [3, 4], [0, 0]], device=d),
+        8,
+        {"no_repeat_ngram_size": 2, "temperature": 0},
+    ),
     "eos_id: rows finish at different steps": lambda rng, d: (
         eos_table(rng, d),
-        4,
-        2,
+        ids(rng, 8, 4, 2, device=d),
         15,
         {"eos_id": 5},
     ),
     "log-prob table (all logits < 0), repetition_penalty=2": lambda rng, d: (
         torch.log_softmax(table(rng, 6, device=d), dim=-1),
-        3,
-        2,
+        ids(rng, 6, 3, 2, device=d),
         12,
         {"repetition_penalty": 2.0},
     ),
     "temperature=0 (argmax, no draw)": lambda rng, d: (
         table(rng, 7, order=2, device=d),
-        2,
-        3,
+        ids(rng, 7, 2, 3, device=d),
         8,
         {"temperature": 0, "repetition_penalty": 1.2},
     ),
     "all options, table (V, V, V)": lambda rng, d: (
         table(rng, 12, order=2, device=d),
-        3,
-        3,
+        ids(rng, 12, 3, 3, device=d),
         12,
         {
             "temperature": 0.8,
@@ -497,10 +579,8 @@ SAMPLING = {
 
 @pytest.mark.parametrize("case", list(SAMPLING))
 def test_generate(student, rng, device, case):
-    tab, B, T, n, options = SAMPLING[case](rng, device)
+    tab, prompt, n, options = SAMPLING[case](rng, device)
     student.draws_on = "input"  # the notebook: make_generator(seed, idx.device)
-    V = tab.shape[0]
-    prompt = ids(rng, V, B, T, device=device)
     seed = seed_of(rng)
     args = (tab, prompt, n, seed)
     inputs = {"table": tab, "idx": prompt, "max_new_tokens": n, "seed": seed, **options}
@@ -550,9 +630,21 @@ BEAM = {
         (*beam_random(rng, d, V=5, T=3, eos=None), 3, 6),
         {},
     ),
+    "no eos, alpha=0.6: a live beam wins, its score normalised": lambda rng, d: (
+        (*beam_random(rng, d, V=5, eos=None), 3, 4),
+        {"length_penalty": 0.6},
+    ),
     "float32 table, beam 4, alpha=0.5": lambda rng, d: (
         (*beam_random(rng, d, V=6, dtype=F32), 4, 5),
         {"eos_id": 0, "length_penalty": 0.5},
+    ),
+    "beam 1: an EOS ranked second is dropped": lambda rng, d: (
+        (eos_ranked_second_table(d), torch.tensor([[1]], device=d), 1, 4),
+        {"eos_id": 0},
+    ),
+    "beam 2: EOS first at step 1, live beams from ranks 2 and 3": lambda rng, d: (
+        (eos_in_top_two_table(d), torch.tensor([[1]], device=d), 2, 3),
+        {"eos_id": 0, "length_penalty": 1.0},
     ),
     "max_new_tokens=0": lambda rng, d: ((*beam_random(rng, d, V=4), 2, 0), {"eos_id": 0}),
 }
@@ -568,4 +660,10 @@ def test_beam_search(student, rng, device, case):
         "max_new_tokens": args[3],
         **kwargs,
     }
-    compare(student, "beam_search", case, args, kwargs, inputs, rtol=1e-5, atol=1e-7)
+    got = compare(student, "beam_search", case, args, kwargs, inputs, rtol=1e-5, atol=1e-7)
+    if type(got[1]) is not float:
+        fail(
+            f"beam_search [{case}]: score 는 파이썬 float 이어야 하는데 "
+            f"{type(got[1]).__name__} 입니다 (max_new_tokens=0 이면 (idx, 0.0))",
+            inputs,
+        )

@@ -1042,44 +1042,11 @@ MISTAKES += [
 # Graded full marks although they break the spec (the grader's gaps, kept out of MISTAKES): the
 # why says what the grader did.
 _OPEN_WHY = {
-    "top_p_keeps_token_when_mass_equals_p": (
-        "full marks: no graded row where the mass before a token equals p exactly (4 equal"
-        " logits, p = 0.5 keeps 3 tokens instead of 2)"
-    ),
-    "generate_top_k_zero_not_off": (
-        "full marks: generate(..., top_k=0) is never graded (this crashes in top_k_filter)"
-    ),
-    "beam_log_probs_in_float32": (
-        "full marks: the hidden checks compare scores loosely; the public test (rel_tol=1e-9)"
-        " fails it"
-    ),
-    "beam_every_eos_candidate_finishes": (
-        "full marks: no graded case where an EOS candidate of rank >= beam_size wins (e.g."
-        " beam 1, 5 steps, eos 0 on some random 6x6 tables)"
-    ),
-    "beam_only_beam_size_candidates": (
-        "full marks: no graded case where an EOS in the top beam_size leaves fewer live beams"
-        " and changes the result (small beams with eos_id)"
-    ),
     "beam_tie_prefers_live_beam": (
-        "full marks: no graded tie between a finished hypothesis and a final beam (constructible"
-        " with a log-prob of exactly 0, e.g. logits 1000 vs -1000)"
-    ),
-    "ngram_skips_the_last_gram": (
-        "verdict depends on the run seed: test_no_repeat_ngram always fails it, test_generate"
-        " (which calls no_repeat_ngram_ban) fails it under run seeds 1, 3, 4 but not 2, 5"
-    ),
-    "generate_filters_before_penalty": (
-        "verdict depends on the run seed: test_generate fails it under run seeds 1, 2, 4, 5,"
-        " full marks under run seed 3"
-    ),
-    "beam_final_beams_not_normalised": (
-        "verdict depends on the run seed: test_beam_search fails it under run seeds 1 and 5"
-        " only (full marks under 2, 3, 4), though every case where a final beam wins with"
-        " length_penalty != 0 returns the unnormalised score"
-    ),
-    "beam_zero_steps_int_score": (
-        "full marks: the type of the score at max_new_tokens=0 is not checked (0 == 0.0)"
+        "full marks: no graded tie between a finished hypothesis and a final beam. An exact tie"
+        " needs bit-equal summed log-probs (e.g. logits 1000 vs -1000); a correct solution that"
+        " takes log(softmax) instead of log_softmax may round differently and break the tie the"
+        " other way, so such a case would cost correct code points"
     ),
 }
 OPEN = [dict(m, why=_OPEN_WHY[m["name"]]) for m in MISTAKES if m["name"] in _OPEN_WHY]
