@@ -296,9 +296,11 @@ def _copy_notebooks(app, exception):
 
 
 def helpers_digest(root):
-    """SHA-256 of the Python files the pages import (book/*.py, solutions/*.py), names included."""
+    """SHA-256 of the files the pages import or read (book/*.py, solutions/*.py, and
+    book/glossary.yml, which the glossary page turns into its tables), names included."""
     h = hashlib.sha256()
-    for path in sorted([*Path(root, "book").glob("*.py"), *Path(root, "solutions").glob("*.py")]):
+    read = [*Path(root, "book").glob("*.py"), *Path(root, "solutions").glob("*.py")]
+    for path in sorted([*read, *Path(root, "book").glob("glossary.yml")]):
         h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
