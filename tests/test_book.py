@@ -593,6 +593,23 @@ def test_changed_helper_empties_the_execution_cache(tmp_path):
         fill()
     (tmp_path / "book" / "notes.txt").write_text("not imported")
     assert not coursebook.refresh_cache(cache, coursebook.helpers_digest(tmp_path))
+    before = coursebook.helpers_digest(tmp_path)
+    (tmp_path / "book" / "glossary.yml").write_text("- {ko: 값}\n")  # the glossary page reads it
+    assert coursebook.helpers_digest(tmp_path) != before
+
+
+def test_emptied_cache_rereads_every_page():
+    """Sphinx re-reads only changed sources; after the cache was emptied every page must be read
+    (and so executed) again, or the pickled environment keeps outputs of the old helpers."""
+    from types import SimpleNamespace
+
+    coursebook = _coursebook()
+    env = SimpleNamespace(found_docs={"book/01_softmax", "book/glossary", "book/intro"})
+    app = SimpleNamespace(coursebook_reread_all=True)
+    reread = coursebook._reread_all(app, env, set(), {"book/intro"}, set())
+    assert reread == ["book/01_softmax", "book/glossary"]
+    app.coursebook_reread_all = False
+    assert coursebook._reread_all(app, env, set(), {"book/intro"}, set()) == []
 
 
 # ---------------------------------------------------------------------------------------------

@@ -479,15 +479,28 @@ def _config_inited(app, config):
             getattr(config, "nb_execution_cache_path", "")
             or Path(app.outdir).parent / ".jupyter_cache"
         )
-        if refresh_cache(Path(app.srcdir, cache), helpers_digest(app.srcdir)):
-            logger.info("coursebook: book/*.py or solutions/*.py changed; every page runs again")
+        cache = Path(app.srcdir, cache)
+        missing = not cache.exists()  # nothing cached: every page the environment keeps is stale
+        if refresh_cache(cache, helpers_digest(app.srcdir)):
+            logger.info("coursebook: page helpers or glossary.yml changed; every page runs again")
+            missing = True
+        app.coursebook_reread_all = missing
     subs = dict(getattr(config, "myst_substitutions", None) or {})
     subs.update(assignment_substitutions(app.srcdir))
     config.myst_substitutions = subs
 
 
+def _reread_all(app, env, added, changed, removed):
+    """After refresh_cache emptied the jupyter-cache, Sphinx must read (so myst-nb executes) every
+    page again, not only those whose source changed: its pickled environment keeps the old ones."""
+    if getattr(app, "coursebook_reread_all", False):
+        return sorted(env.found_docs - added - changed - removed)
+    return []
+
+
 def setup(app):
     app.connect("config-inited", _config_inited)
+    app.connect("env-get-outdated", _reread_all)
     app.connect("env-get-updated", _number_per_chapter, priority=900)
     app.add_search_language(SearchKorean)
     app.add_css_file("coursebook.css")
