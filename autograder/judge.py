@@ -8,6 +8,7 @@ Every verdict is decided here and in the check; student code never runs in this 
 """
 
 import contextlib
+import dataclasses
 import re
 
 import torch
@@ -100,6 +101,21 @@ def _carries_device(values):
     return False
 
 
+@dataclasses.dataclass(frozen=True)
+class Spec:
+    """What the notebook says of every call a check makes (``@pytest.mark.spec(...)``), which
+    the simulated GPU lets the judge see on a CPU grader.
+
+    ``draws_on``: where random draws are made: "cpu" (a CPU generator whatever the inputs'
+    device), "input" (the inputs' device) or None (no rule). ``builds_on_device``: new tensors
+    are made on the device argument directly, never on the CPU and moved. ``returns_new``: the
+    result is a new tensor, never an input or a view of one."""
+
+    draws_on: str | None = None
+    builds_on_device: bool = False
+    returns_new: bool = False
+
+
 class Student:
     """Proxy to the student's code for one check on one device.
 
@@ -109,28 +125,24 @@ class Student:
     them. Inputs that the student's code changes in place fail the check.
     """
 
-    def __init__(self, session, device, seed, named=None):
+    def __init__(self, session, device, seed, named=None, spec=Spec()):
         self._session = session
+        self.spec = spec
         self._named_forbidden = named or str  # () -> "`torch.softmax` (셀 1, 3행): " or ""
         self.suspicions = []  # runtime signs of tampering, for Report.problems
         self._rng_check = False  # call_fresh: the call may not draw from the global generator
+        self._default_dtype = None  # see default_dtype()
         self.device = torch.device(device)
         self._seed = seed
         self.load_errors = []
         self.used = []  # names of the student's code this check called
-        # where the notebook says random draws are made: "cpu" (a CPU generator whatever the
-        # inputs' device), "input" (the inputs' device) or None (no rule); the simulated GPU
-        # reports the generators a call drew from, which a CPU grader cannot otherwise see
-        self.draws_on = None
-        # the notebook says: make it on the device argument directly, never on the CPU first
-        self.builds_on_device = False
-        # the notebook says: return a new tensor, never the input (or a view of it)
-        self.returns_new = False
 
     def _request(self, op, **values):
         header = {"op": op, "device": self.device.type, "seed": self._seed}
         if self._rng_check:
             header["rng_check"] = True
+        if self._default_dtype is not None:
+            header["default_dtype"] = str(self._default_dtype).removeprefix("torch.")
         try:
             _, out = self._session.request(header, values)
         except WorkerTimeout as e:
@@ -153,7 +165,7 @@ class Student:
             raise CheckFailed(f"{what}: 결과가 없습니다")
         self._check_inputs(out, what, values)
         self._check_device(out, what, _carries_device([args, kwargs]))
-        if self.returns_new and out.get("aliases"):
+        if self.spec.returns_new and out.get("aliases"):
             raise CheckFailed(
                 f"{what}: 입력 텐서 자체(또는 입력과 메모리를 함께 쓰는 view)를 돌려주었습니다. "
                 "과제는 새 텐서를 돌려주라고 합니다: 그대로 둘 것이 없어도 logits.clone() 처럼 "
@@ -166,6 +178,20 @@ class Student:
                 "쓰면 다른 코드의 난수가 바뀌고, GPU 에서는 생성기와 텐서의 장치가 어긋납니다."
             )
         return out["value"]
+
+    @contextlib.contextmanager
+    def default_dtype(self, dtype):
+        """Inside the block, the student's code runs under torch.set_default_dtype(dtype)
+        (float32 or float64), as if the notebook had set it, and so does the judge's own code
+        in the block (the reference called there, tensors made there without a dtype)."""
+        old = torch.get_default_dtype()
+        torch.set_default_dtype(dtype)
+        self._default_dtype = dtype
+        try:
+            yield
+        finally:
+            torch.set_default_dtype(old)
+            self._default_dtype = None
 
     def call_fresh(self, name, *args, **kwargs):
         """:meth:`call` in a process of its own (see Link.fresh): for checks of seeded
@@ -252,7 +278,8 @@ class Student:
     def _check_inputs(self, out, what, values):
         """Fail when the call changed an input in place: seen by the judge in the shared
         input memory (``changed``, see sandbox.Session.request), or reported by the worker
-        (``mutated``: a hint, e.g. for inputs copied to a GPU; it can only cost the student)."""
+        (``mutated``: a hint, e.g. for inputs copied to a GPU; ``relaid``: a dict or list
+        argument whose items changed; hints can only cost the student)."""
         paths = wire.tensor_paths(values)
         changed = [
             input_label(paths[int(k[1:])])
@@ -260,6 +287,13 @@ class Student:
             if str(k)[1:].isdigit() and int(k[1:]) < len(paths)
         ]
         changed += [str(c) for c in out.get("mutated") or [] if str(c) not in changed]
+        relaid = [str(c)[:40] for c in out.get("relaid") or []]
+        if relaid:
+            raise CheckFailed(
+                f"{what}: 입력({', '.join(relaid[:4])})의 항목을 제자리에서 바꾸었습니다 (키나 "
+                "항목을 지우거나 더하거나 다른 값으로 바꿈). 입력 딕셔너리와 리스트는 읽기만 하고, "
+                "결과는 새로 만드세요 (예: dict(state), {k: v for k, v in state.items()})."
+            )
         if changed:
             labels = ", ".join(str(c)[:40] for c in list(changed)[:4])
             raise CheckFailed(
@@ -281,8 +315,8 @@ class Student:
                 "숨기지 마세요."
             )
         drawn = set(out.get("generators") or [])
-        want = "cpu" if self.draws_on == "cpu" else "cuda"  # the simulated GPU is cuda:0
-        if self.draws_on is not None and drawn - {want}:
+        want = "cpu" if self.spec.draws_on == "cpu" else "cuda"  # the simulated GPU is cuda:0
+        if self.spec.draws_on is not None and drawn - {want}:
             where = "CPU 생성기(torch.Generator())"
             if want != "cpu":
                 where = "입력과 같은 장치의 생성기"
@@ -290,7 +324,7 @@ class Student:
                 f"{what}: 난수를 {where}로 뽑아야 하는데 다른 장치의 생성기로 뽑았습니다. "
                 "GPU에서는 CPU와 다른 난수가 나오므로, 채점하는 컴퓨터에 따라 결과가 달라집니다."
             )
-        if self.builds_on_device and out.get("moved"):
+        if self.spec.builds_on_device and out.get("moved"):
             raise CheckFailed(
                 f"{what}: 텐서를 CPU에 만든 뒤 .to(device)로 옮겼습니다. 과제는 device 인자에 "
                 "바로 만들라고 합니다 (예: torch.ones(T, S, dtype=torch.bool, device=device)): "
@@ -363,10 +397,11 @@ class Grading:
         self.load_errors = []
         self.suspicions = []  # runtime signs of tampering (see Student._check_device)
 
-    def student(self, function, device, forbid=()):
+    def student(self, function, device, forbid=(), spec=Spec()):
         """The Student for test function ``function`` on ``device``: one fresh child per test
         function, the cells loaded into it once per device (its items share that state), with
-        the operators of the forbidden names ``forbid`` blocked before any cell runs."""
+        the operators of the forbidden names ``forbid`` blocked before any cell runs, and the
+        notebook's rules ``spec`` applied to every call."""
         if self.broken is not None:  # the cells hung or crashed once: not waited for again
             raise self.broken
         if function != self.function:
@@ -376,7 +411,7 @@ class Grading:
         seed = derive_seed(self.run_seed, function, device, "worker")
         link = Link(self, device, forbid)
         link.session()  # load now: a cell that hangs fails the item here
-        student = Student(link, device, seed, self._named(forbid))
+        student = Student(link, device, seed, self._named(forbid), spec)
         student.load_errors = self.load_errors
         student.suspicions = self.suspicions
         self.students.append(student)

@@ -9,6 +9,8 @@ Hidden checks are pytest modules, ``autograder/checks/<assignment>.py``; a noteb
 
 Markers: ``@pytest.mark.forbid("softmax", ...)``: the solution cells may not use these ready-made
 functions (attribute, import or getattr name); the check fails with the name and line.
+``@pytest.mark.spec(...)``: what the notebook says of every call the check makes (see
+:class:`autograder.judge.Spec`), e.g. ``spec(builds_on_device=True)``.
 
 Where ``student`` comes from:
 
@@ -25,7 +27,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.judge import Grading, feedback
+from autograder.judge import Grading, Spec, feedback
 from autograder.seeds import derive_seed, new_run_seed
 
 GRADING = pytest.StashKey()  # the submission being graded (set by the judge process)
@@ -69,6 +71,9 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "forbid(*names): the solution cells may not use these ready-made functions"
+    )
+    config.addinivalue_line(
+        "markers", "spec(**rules): what the notebook says of every call (autograder.judge.Spec)"
     )
     if config.getoption("run_seed", None) is None:
         config.option.run_seed = new_run_seed()
@@ -154,7 +159,8 @@ def student(request, device, grading):
     After the test, the code it ran is checked for the ready-made functions ``forbid`` names."""
     key = f"{assignment_of(request.node)}::{request.node.originalname}"
     forbid = [n for m in request.node.iter_markers("forbid") for n in m.args]
-    yield grading.student(key, device, forbid)
+    spec = Spec(**{k: v for m in request.node.iter_markers("spec") for k, v in m.kwargs.items()})
+    yield grading.student(key, device, forbid, spec)
     grading.check_policy(forbid)
 
 

@@ -256,9 +256,9 @@ TOP_K = {
 }
 
 
+@pytest.mark.spec(returns_new=True)  # the notebook: the logit functions return a new tensor
 @pytest.mark.parametrize("case", list(TOP_K))
 def test_top_k_filter(student, rng, device, case):
-    student.returns_new = True  # the notebook: the logit functions return a new tensor
     logits, k = TOP_K[case](rng, device)
     compare(student, "top_k_filter", case, (logits, k), {}, {"logits": logits, "k": k})
 
@@ -340,9 +340,9 @@ TOP_P = {
 }
 
 
+@pytest.mark.spec(returns_new=True)  # the notebook: the logit functions return a new tensor
 @pytest.mark.parametrize("case", list(TOP_P))
 def test_top_p_filter(student, rng, device, case):
-    student.returns_new = True  # the notebook: the logit functions return a new tensor
     logits, p = TOP_P[case](rng, device)
     compare(student, "top_p_filter", case, (logits, p), {}, {"logits": logits, "p": p})
 
@@ -398,9 +398,9 @@ PENALTY = {
 }
 
 
+@pytest.mark.spec(returns_new=True)  # the notebook: the logit functions return a new tensor
 @pytest.mark.parametrize("case", list(PENALTY))
 def test_repetition_penalty(student, rng, device, case):
-    student.returns_new = True  # the notebook: the logit functions return a new tensor
     logits, prev, penalty = PENALTY[case](rng, device)
     inputs = {"logits": logits, "prev_ids": prev, "penalty": penalty}
     compare(student, "apply_repetition_penalty", case, (logits, prev, penalty), {}, inputs)
@@ -439,9 +439,9 @@ NGRAM = {
 }
 
 
+@pytest.mark.spec(returns_new=True)  # the notebook: the logit functions return a new tensor
 @pytest.mark.parametrize("case", list(NGRAM))
 def test_no_repeat_ngram(student, rng, device, case):
-    student.returns_new = True  # the notebook: the logit functions return a new tensor
     logits, prev, n = NGRAM[case](rng, device)
     inputs = {"logits": logits, "ids": prev, "n": n}
     compare(student, "no_repeat_ngram_ban", case, (logits, prev, n), {}, inputs)
@@ -577,10 +577,10 @@ SAMPLING = {
 }
 
 
+@pytest.mark.spec(draws_on="input")  # the notebook: make_generator(seed, idx.device)
 @pytest.mark.parametrize("case", list(SAMPLING))
 def test_generate(student, rng, device, case):
     tab, prompt, n, options = SAMPLING[case](rng, device)
-    student.draws_on = "input"  # the notebook: make_generator(seed, idx.device)
     seed = seed_of(rng)
     args = (tab, prompt, n, seed)
     inputs = {"table": tab, "idx": prompt, "max_new_tokens": n, "seed": seed, **options}

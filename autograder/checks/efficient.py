@@ -21,7 +21,7 @@ the code ``tiled_attention`` runs may not use a ready-made softmax either (the n
 import pytest
 import torch
 
-from autograder.checking import assert_close, randn
+from autograder.checking import assert_close, fail, raised, randn
 from solutions import efficient as ref
 from solutions.masking import causal_mask
 
@@ -82,9 +82,9 @@ WINDOW = {
 }
 
 
+@pytest.mark.spec(builds_on_device=True)  # the notebook: made on `device` directly
 @pytest.mark.parametrize("case", [*WINDOW, "random T, S, window, global tokens"])
 def test_sliding_window_mask(student, rng, device, case):
-    student.builds_on_device = True  # the notebook: made on `device` directly, not moved there
     if case in WINDOW:
         T, window, kwargs = WINDOW[case]
     else:
@@ -164,9 +164,23 @@ GQA = {
 }
 
 
+def gqa_not_a_multiple(student, rng, device, case):
+    """h = 6 query heads cannot share h_kv = 4 key/value heads: ValueError, as the notebook asks
+    (a matmul error or a quietly wrong grouping is not it)."""
+    q, k, v = gqa_inputs(rng, device, 1, 6, 4, 3, 3)
+    if not raised(student, "ValueError", "grouped_query_attention", q, k, v):
+        fail(
+            "grouped_query_attention(q (1, 6, 3, 8), k (1, 4, 3, 8), v): h = 6 이 h_kv = 4 의 "
+            "배수가 아니면 ValueError 를 일으켜야 합니다 (다른 오류나 결과를 돌려주는 것이 아님)"
+        )
+
+
 @pytest.mark.forbid(*READY_MADE)
-@pytest.mark.parametrize("case", list(GQA))
+@pytest.mark.parametrize("case", [*GQA, "h % h_kv != 0 -> ValueError"])
 def test_grouped_query_attention(student, rng, device, case):
+    if case not in GQA:
+        gqa_not_a_multiple(student, rng, device, case)
+        return
     (q, k, v), kwargs = GQA[case](rng, device)
     got = student.call("grouped_query_attention", q, k, v, **kwargs)
     if q.dtype in LOW_TOL:
@@ -309,6 +323,15 @@ def tiled_random_mask_causal(rng, d):
     }
 
 
+def tiled_broadcast_mask(rng, d):
+    """keep-mask (T, 1): one decision per query row, broadcast over all S keys (rows with False
+    see no key -> zeros). Slicing it per key block, as if it were (T, S), breaks from the
+    second block on."""
+    q, k, v = qkv(rng, d, (2, 2), 6, 9)
+    mask = torch.tensor([True, False, True, True, False, True], device=d).view(6, 1)
+    return (q, k, v), {"block_size": 3, "mask": mask}
+
+
 TILED = {
     "block_size=4, T=S=13 (4 does not divide 13)": lambda rng, d: (
         qkv(rng, d, (2, 3), 13, 13),
@@ -330,6 +353,7 @@ TILED = {
     "causal sliding window: first tiles fully masked for later rows": tiled_window,
     "rows with every key masked -> zeros": tiled_blocked_rows,
     "causal + random mask (B, h, T, S)": tiled_random_mask_causal,
+    "keep-mask (T, 1) broadcast over the keys, block_size=3": tiled_broadcast_mask,
     "scores ~ ±5000 (exp overflows)": tiled_big_scores,
     "scores ~ -max(float32)/10": tiled_huge,
     "float16, scores < -1e4, first tiles masked": tiled_half,

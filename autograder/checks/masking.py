@@ -34,9 +34,9 @@ def exact(student, name, args, kwargs, expected, what, inputs):
 CAUSAL = [(1, None), (5, None), (6, 6), (3, 7), (1, 4), (4, 9), (2, "random"), (3, "default")]
 
 
+@pytest.mark.spec(builds_on_device=True)  # the notebook: made on `device` directly
 @pytest.mark.parametrize("T, S", CAUSAL, ids=[f"T={t},S={s}" for t, s in CAUSAL])
 def test_causal_mask(student, rng, device, T, S):
-    student.builds_on_device = True  # the notebook: made on `device` directly, not moved there
     if S == "default":  # S given positionally, device=None: the default device (CPU)
         what = "causal_mask(3, 5)"
         exact(student, "causal_mask", (3, 5), {}, ref.causal_mask(3, 5), what, {})

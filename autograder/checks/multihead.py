@@ -73,6 +73,12 @@ SPLIT = {
     ),
     "merge (2, 3, 5, 4)": lambda rng, d: ("merge_heads", randn(rng, 2, 3, 5, 4, device=d), None),
     "merge h=1": lambda rng, d: ("merge_heads", randn(rng, 2, 1, 5, 4, device=d), None),
+    "split T=0 (empty sequence)": lambda rng, d: ("split_heads", randn(rng, 2, 0, 12, device=d), 3),
+    "merge T=0 (empty sequence)": lambda rng, d: (
+        "merge_heads",
+        randn(rng, 2, 3, 0, 4, device=d),
+        None,
+    ),
     "merge float16": lambda rng, d: (
         "merge_heads",
         randn(rng, 1, 4, 3, 2, dtype=F16, device=d),
@@ -331,6 +337,11 @@ MASKS = {
         randn(rng, 3, 7, 6, device=d),
         {"mask": lengths_mask([7, 4, 1], 7, d)},
     ),
+    "cross-attention, query length T=0, S=4": lambda rng, d: (
+        mcfg(6, 6, 6, 3, causal=False),
+        randn(rng, 2, 0, 6, device=d),
+        {"context": randn(rng, 2, 4, 6, device=d)},
+    ),
     "mask (T,S), causal=False": lambda rng, d: (
         mcfg(4, 8, 6, 4, causal=False),
         randn(rng, 2, 6, 4, device=d),
@@ -410,6 +421,7 @@ COUNT = {
     "d=64, bias=False (positional)": ((64, False), {}),
     "d=12288 (GPT-3)": ((12288,), {}),
     "d=100000 (past int32)": ((100_000,), {"bias": True}),
+    "d=10**12 (past float64's exact integers)": ((10**12,), {}),
 }
 
 
@@ -461,6 +473,16 @@ TORCH = {
         [6, 4, 1],
     ),
     "bias=False (no biases in its state)": (8, 4, False, F32, (2, 5, None), False, "causal", None),
+    "float64, bias=False (zero biases in float64)": (
+        8,
+        4,
+        False,
+        F64,
+        (2, 5, None),
+        False,
+        "causal",
+        None,
+    ),
     "no masks": (6, 3, True, F32, (2, 4, None), False, None, None),
     "causal=True module, random attn_mask + key_padding_mask": (
         8,

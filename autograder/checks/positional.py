@@ -21,7 +21,7 @@ import math
 import pytest
 import torch
 
-from autograder.checking import HALF_TOL, CheckFailed, assert_close, fail, randn
+from autograder.checking import HALF_TOL, CheckFailed, assert_close, fail, raised, randn
 from solutions import positional as ref
 
 F32, F64, F16, BF16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
@@ -38,15 +38,6 @@ def angle_tol(dtype, max_pos, scale=1.0):
         r, a = HALF_TOL[dtype]
         return r, a * scale + slack
     return 1.3e-6, 1e-5 * scale + slack
-
-
-def raised(student, error, name, *args, **kwargs):
-    """True when the student's call raised ``error`` (e.g. 'ValueError')."""
-    try:
-        student.call(name, *args, **kwargs)
-    except CheckFailed as e:
-        return f"{error}:" in str(e)
-    return False
 
 
 # ----------------------------------------------------------------------------- sinusoidal
@@ -82,6 +73,15 @@ def sinusoidal_defaults(student, device, case):
     assert_close(got, ref.sinusoidal_encoding(6, 10), what=f"sinusoidal_encoding(6, 10) [{case}]")
 
 
+def sinusoidal_default_float64(student, device, case):
+    """dtype=None follows torch.get_default_dtype(), here float64 (set by the notebook)."""
+    with student.default_dtype(F64):
+        got = student.call("sinusoidal_encoding", 6, 10, device=device)
+        expected = ref.sinusoidal_encoding(6, 10, device=device)
+    what = f"sinusoidal_encoding(6, 10) [{case}]"
+    assert_close(got, expected, what=what, inputs={"T": 6, "d_model": 10, "dtype": None})
+
+
 def sinusoidal_odd(student, device, case):
     if not raised(student, "ValueError", "sinusoidal_encoding", 4, 7, device=device):
         fail("sinusoidal_encoding(4, 7): d_model이 홀수이면 ValueError를 일으켜야 합니다")
@@ -95,6 +95,7 @@ SINUSOIDAL = {
     "T=1": sinusoidal_values(1, 8),
     "base=100": sinusoidal_values(20, 12, base=100.0),
     "device=None, dtype=None": sinusoidal_defaults,
+    "dtype=None under torch.set_default_dtype(torch.float64)": sinusoidal_default_float64,
     "odd d_model -> ValueError": sinusoidal_odd,
     "float64, T=500": sinusoidal_values(500, 64, dtype=F64),
     "float16, T=3000 (positions > 2048)": sinusoidal_values(3000, 32, dtype=F16),
@@ -103,6 +104,7 @@ SINUSOIDAL = {
 }
 
 
+@pytest.mark.spec(builds_on_device=True)  # the notebook: made on `device` directly
 @pytest.mark.parametrize("case", list(SINUSOIDAL))
 def test_sinusoidal_encoding(student, device, case):
     SINUSOIDAL[case](student, device, case)
@@ -222,6 +224,9 @@ ROPE = {
     "positions (B, T) per sequence, B=2, h=3": rope_values((2, 3, 5, 8), pos=per_batch_positions),
     "positions in random order": rope_values((1, 2, 6, 8), pos=shuffled_positions),
     "offset=9 (KV cache)": rope_values((2, 2, 3, 8), F64, offset=9),
+    "positions given with offset=7: offset unused": rope_values(
+        (1, 2, 5, 8), F64, lambda rng, d: torch.arange(3, 8, device=d), offset=7
+    ),
     "offset=200, T=1": rope_values((3, 4, 1, 32), F64, offset=200),
     "d_head=2": rope_values((2, 1, 5, 2)),
     "base=500": rope_values((1, 2, 7, 16), base=500.0),
@@ -256,21 +261,30 @@ SLOPES = {
     "96 heads": (96, F32),
     "float16, 24 heads": (24, F16),
     "device=None, dtype=None, 5 heads": (5, None),
+    "dtype=None under torch.set_default_dtype(torch.float64), 6 heads": (6, "default float64"),
 }
 
 
 @pytest.mark.forbid(*ALIBI_FORBID)
+@pytest.mark.spec(builds_on_device=True)  # the notebook: made on `device` directly
 @pytest.mark.parametrize("case", list(SLOPES))
 def test_alibi_slopes(student, device, case):
     h, dtype = SLOPES[case]
     if dtype is None:  # the default dtype on the CPU
         got, expected = student.call("alibi_slopes", h), ref.alibi_slopes(h)
+    elif dtype == "default float64":  # dtype=None follows torch.get_default_dtype()
+        with student.default_dtype(F64):
+            got = student.call("alibi_slopes", h, device=device)
+            expected = ref.alibi_slopes(h, device=device)
     else:
         kwargs = {"dtype": dtype} if dtype != F32 else {}
         got = student.call("alibi_slopes", h, device=device, **kwargs)
         expected = ref.alibi_slopes(h, device=device, dtype=F64).to(dtype)
     what = f"alibi_slopes({h}) [{case}]"
-    assert_close(got, expected, what=what, inputs={"num_heads": h, "dtype": dtype})
+    inputs = {"num_heads": h, "dtype": dtype}
+    if dtype == "default float64":
+        inputs = {"num_heads": h, "dtype": None}
+    assert_close(got, expected, what=what, inputs=inputs)
 
 
 # label -> (num_heads, T, S, dtype)
@@ -288,6 +302,7 @@ BIAS = {
 
 
 @pytest.mark.forbid(*ALIBI_FORBID)
+@pytest.mark.spec(builds_on_device=True)  # the notebook: made on `device` directly
 @pytest.mark.parametrize("case", list(BIAS))
 def test_alibi_bias(student, device, case):
     h, T, S, dtype = BIAS[case]

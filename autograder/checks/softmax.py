@@ -78,6 +78,7 @@ STABLE = {
         {},
         HALF_TOL[F16],
     ),
+    "float16, a row all -inf": lambda rng, d: (masked_rows(rng, d).half(), {}, HALF_TOL[F16]),
     "bfloat16": lambda rng, d: (
         randn(rng, 3, 8, scale=20.0, dtype=BF16, device=d),
         {},
@@ -133,6 +134,8 @@ JACOBIAN = {
     "p with zeros, one-hot row": lambda rng, d: torch.tensor(
         [[0.5, 0.0, 0.5], [0.0, 1.0, 0.0]], dtype=F64, device=d
     ),
+    "p float16 (2, 5)": lambda rng, d: probabilities(rng, (2, 5), F16, d),
+    "p bfloat16 (3, 4)": lambda rng, d: probabilities(rng, (3, 4), BF16, d),
 }
 
 
@@ -141,9 +144,10 @@ JACOBIAN = {
 def test_softmax_jacobian(student, rng, device, case):
     p = JACOBIAN[case](rng, device)
     got = student.call("softmax_jacobian", p)
-    assert_close(
-        got, ref.softmax_jacobian(p), what=f"softmax_jacobian(p) [{case}]", inputs={"p": p}
-    )
+    expected = ref.softmax_jacobian(p.double()).to(p.dtype)
+    rtol, atol = HALF_TOL.get(p.dtype, (None, None))
+    what = f"softmax_jacobian(p) [{case}]"
+    assert_close(got, expected, what=what, inputs={"p": p}, rtol=rtol, atol=atol)
 
 
 # ----------------------------------------------------------------------------- log-softmax
@@ -157,6 +161,11 @@ LOG_SOFTMAX = {
         None,
     ),
     "-inf entries": lambda rng, d: (with_neg_inf(randn(rng, 3, 6, device=d), rng), {}, None),
+    "float64, logits~30": lambda rng, d: (
+        randn(rng, 3, 7, scale=30.0, dtype=F64, device=d),
+        {},
+        None,
+    ),
     "logits~-max(float32)": lambda rng, d: (
         randn(rng, 2, 5, scale=1e37, shift=-extreme(F32), device=d),
         {},

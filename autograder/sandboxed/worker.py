@@ -159,6 +159,34 @@ def snapshot(args, kwargs):
     return out
 
 
+def layout(args, kwargs):
+    """{label: (container, its items now)} for every dict and list among the arguments (to
+    detect keys removed, added or replaced in place by the student)."""
+    out = {}
+
+    def walk(value, label):
+        if isinstance(value, dict):
+            out[label] = (value, [(k, id(v)) for k, v in value.items()])
+            for k, v in value.items():
+                walk(v, f"{label}[{k!r}]")
+        elif isinstance(value, list):
+            out[label] = (value, [id(v) for v in value])
+            for i, v in enumerate(value):
+                walk(v, f"{label}[{i}]")
+
+    for i, a in enumerate(args):
+        walk(a, f"인자 {i}")
+    for k, v in kwargs.items():
+        walk(v, str(k))
+    return out
+
+
+def relaid(before):
+    """Labels of the dict and list arguments whose items changed since ``layout``."""
+    now = {label: layout([c], {})["인자 0"][1] for label, (c, _) in before.items()}
+    return [label for label, (_, items) in before.items() if now[label] != items]
+
+
 def mutated(snap):
     """Labels of the tensor arguments whose values or shape changed since ``snapshot``."""
     out = []
@@ -458,7 +486,8 @@ class Child:
         try:
             manual_seed(header.get("seed", 0), header.get("device") or "cpu")
             seeded = torch.default_generator.get_state() if header.get("rng_check") else None
-            out = getattr(self, "op_" + str(op))(header, values)
+            with default_dtype(header.get("default_dtype")):
+                out = getattr(self, "op_" + str(op))(header, values)
             if seeded is not None:
                 now = torch.default_generator.get_state()
                 out["global_rng_used"] = not torch.equal(seeded, now)
@@ -522,10 +551,10 @@ class Child:
     def op_call(self, header, values):
         fn = self.lookup(values["name"])
         args, kwargs = values.get("args", ()), values.get("kwargs", {})
-        snap = snapshot(args, kwargs)
+        snap, lay = snapshot(args, kwargs), layout(args, kwargs)
         with self.student():
             result = fn(*args, **kwargs)
-        out = {"value": to_result(result), "mutated": mutated(snap)}
+        out = {"value": to_result(result), "mutated": mutated(snap), "relaid": relaid(lay)}
         out["aliases"] = aliases_input(result, [args, kwargs])
         return dict(out, **self.device_report(result))
 
@@ -605,6 +634,23 @@ def sgd_step(m, lr):
         for p in torch.nn.Module.parameters(m):
             if p.grad is not None:
                 p -= lr * p.grad.to(p.dtype)
+
+
+@contextlib.contextmanager
+def default_dtype(name):
+    """The request runs with torch.set_default_dtype(name) ("float32" or "float64"), as if the
+    student's notebook had set it; None: unchanged."""
+    if name is None:
+        yield
+        return
+    if name not in ("float32", "float64"):
+        raise ValueError(f"bad default dtype {name!r}")
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(getattr(torch, name))
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(old)
 
 
 def manual_seed(seed, device="cpu"):
