@@ -50,9 +50,11 @@ def with_cell(nb, grade_id, source):
     return out
 
 
-# run seeds: the first decides the tests below; all must give the same per-item verdicts (three
-# keep make test within its time; tests/grade_mistakes.py grades one assignment under any seed)
-SEEDS = (1, 2, 3)
+# run seeds: the first decides the tests below; both must give the same per-item verdicts. A
+# mistake that only some inputs reveal gets a hand-built case that reveals it on every seed
+# (e.g. decoding's "EOS ranked second"), so two seeds keep make test within its time;
+# tests/grade_mistakes.py and tests/grade_open.py grade one assignment under any seed
+SEEDS = (1, 2)
 
 
 def notebooks(redteam=False):
