@@ -195,6 +195,9 @@ def test_a_swallowed_device_error_fails_and_is_reported(sandbox):
         ("return torch.randn(x.shape, generator=torch.Generator()).to(x.device)", None),
         ("return x + torch.randn(x.shape, generator=torch.Generator(), device=x.device)", "생성기"),
         ("return torch.rand(x.shape, generator=torch.Generator(x.device), device=x.device)", None),
+        ("return torch.from_numpy(x.cpu().numpy() * 2).to(x.device)", None),
+        ("return torch.from_numpy(x.cpu().numpy() * 2)", "CPU에 만들어집니다"),  # NumPy: the CPU
+        ("return x.numpy()", "to numpy"),  # a GPU tensor has no NumPy view
     ],
 )
 def test_every_call_runs_on_a_simulated_gpu(sandbox, body, verdict):

@@ -257,15 +257,23 @@ class SimulatedDevice(TorchFunctionMode):
         self.failed = None
         self.drawn = set()  # device types of the generators the request drew from
         self.moved = False  # the request moved a CPU tensor (0-dim ones aside) to the GPU
-        self._generator = None
+        self._generator = self._from_numpy = None
 
     def __enter__(self):
         self._generator, torch.Generator = torch.Generator, SimGenerator
+        self._from_numpy, torch.from_numpy = torch.from_numpy, self.from_numpy
         return super().__enter__()
 
     def __exit__(self, *exc):
-        torch.Generator = self._generator
+        torch.Generator, torch.from_numpy = self._generator, self._from_numpy
         return super().__exit__(*exc)
+
+    def from_numpy(self, array):
+        """torch.from_numpy, which no mode sees: its tensor shares a NumPy array's memory, so
+        it is a CPU tensor."""
+        out = self._from_numpy(array)
+        self.mark(out, True)
+        return out
 
     def on_host(self, t):
         return self.host.get(id(t)) is t
@@ -296,6 +304,11 @@ class SimulatedDevice(TorchFunctionMode):
             return -1 if self.on_host(args[0]) else SIM.index
         if func in MOVES:
             return self.move(func, args, kwargs)
+        if func is torch.Tensor.numpy and not self.on_host(args[0]):
+            self.refuse(
+                f"can't convert {SIM} device type tensor to numpy. Use Tensor.cpu() to copy "
+                "the tensor to host memory first."
+            )
         tensors = flat_tensors([list(args), kwargs])
         target = kwargs.get("device")
         if target is not None:
