@@ -360,8 +360,32 @@ FEED_FORWARD = {
 }
 
 
-@pytest.mark.parametrize("case", list(FEED_FORWARD))
+def ffn_initial_weights(student, rng, device, case):
+    """Under one seed, nn.Linear's initial weights depend on the order the layers are made in:
+    the notebook asks for linear1, activation, dropout, linear2."""
+    kwargs = dict(d_model=16, d_ff=40, dropout=0.1)
+    seed = int(torch.randint(0, 2**31, (1,), generator=rng))
+    with seeded(seed, "cpu"):
+        expected = ref.FeedForward(**kwargs).state_dict()
+    out = student.module(
+        "FeedForward", kwargs, inputs=(torch.zeros(1, 2, 16, device=device),), seed=seed
+    )
+    got = out["state"] if isinstance(out.get("state"), dict) else {}
+    for name, value in expected.items():
+        if name not in got or not torch.equal(got[name].cpu(), value):
+            fail(
+                f"FeedForward(d_model=16, d_ff=40, dropout=0.1) [{case}]: 같은 시드로 만든 "
+                f"초기 가중치 {name} 이(가) 기준 구현과 다릅니다. 노트북이 정한 순서대로 "
+                "linear1, activation, dropout, linear2 를 만드세요: nn.Linear 의 초기값은 만드는 "
+                "순서대로 난수를 뽑습니다."
+            )
+
+
+@pytest.mark.parametrize("case", [*FEED_FORWARD, "initial weights: made in the notebook's order"])
 def test_feed_forward(student, rng, device, case):
+    if case not in FEED_FORWARD:
+        ffn_initial_weights(student, rng, device, case)
+        return
     shape, p, train, same_seed, grad = FEED_FORWARD[case]
     kwargs = dict(d_model=16, d_ff=40, dropout=p)
     reference = ref.FeedForward(**kwargs)
