@@ -451,6 +451,9 @@ def mlm_seeds(student, rng, device, case):
 MLM = {
     "p=0.15, V=1000, 패딩 행": lambda s, r, d, c: mlm_statistics(s, r, d, c, 1000, 0.15),
     "p=0.3, V=40 (무작위 토큰이 고른지)": lambda s, r, d, c: mlm_statistics(s, r, d, c, 40, 0.3),
+    "p=0.5, V=6 (id 0 부터 모든 id 가 뽑혀야 함)": lambda s, r, d, c: mlm_statistics(
+        s, r, d, c, 6, 0.5
+    ),
     "int32 ids, p=0.15": lambda s, r, d, c: mlm_statistics(
         s, r, d, c, 500, 0.15, dtype=torch.int32, seeds=2
     ),
