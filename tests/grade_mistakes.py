@@ -4,7 +4,8 @@ loop for writing tests/mistakes/<assignment>.py (tests/test_mistakes.py grades t
     .venv/bin/python tests/grade_mistakes.py softmax [name ...]
 
 Prints, per notebook, the items it failed (expected ones first) and a line when the result
-differs from the entry's ``fails`` (a mistake) or from full marks (a correct variant).
+differs from the entry's ``fails`` and ``says`` (a mistake) or from full marks (a correct
+variant), as tests/test_mistakes.py judges them.
 """
 
 import sys
@@ -35,6 +36,9 @@ def main(assignment, names=()):
             if name == "source":
                 want = []
             ok = failed == want
+            says = entry.get("says")
+            if ok and failed and says and says not in verdicts[entry["fails"][0]].message:
+                ok, want = False, f"{want} with {says!r} in {entry['fails'][0]}'s message"
             bad += not ok
             print(f"{'ok ' if ok else 'BAD'} {name}: failed {failed}, expected {want}")
             for g in failed:

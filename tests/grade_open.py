@@ -1,6 +1,6 @@
 """Grade the OPEN entries of tests/mistakes/<assignment>.py (known grader gaps) and print which
-now lose points: the quick loop for closing a gap (an entry that loses exactly its ``fails``
-can move from OPEN to MISTAKES).
+now lose points: the quick loop for closing a gap (an entry that loses exactly its ``fails``,
+with ``says`` in the first one's message, can move from OPEN to MISTAKES).
 
     .venv/bin/python tests/grade_open.py decoding [run_seed]
 """
@@ -31,7 +31,8 @@ def main(assignment, seed=1):
         for m in entries:
             verdicts = futures[m["name"]].result().verdicts
             failed = sorted(g for g, v in verdicts.items() if not v.passed)
-            state = "closed" if failed == sorted(m["fails"]) else "open"
+            said = failed and m.get("says", "") in verdicts[m["fails"][0]].message
+            state = "closed" if failed == sorted(m["fails"]) and said else "open"
             print(f"{state:6} {m['name']}: failed {failed}, expected {sorted(m['fails'])}")
     finally:
         engine.close()

@@ -353,7 +353,6 @@ TILED = {
     "causal sliding window: first tiles fully masked for later rows": tiled_window,
     "rows with every key masked -> zeros": tiled_blocked_rows,
     "causal + random mask (B, h, T, S)": tiled_random_mask_causal,
-    "keep-mask (T, 1) broadcast over the keys, block_size=3": tiled_broadcast_mask,
     "scores ~ ±5000 (exp overflows)": tiled_big_scores,
     "scores ~ -max(float32)/10": tiled_huge,
     "float16, scores < -1e4, first tiles masked": tiled_half,
@@ -365,6 +364,7 @@ TILED = {
         qkv(rng, d, (1, 2), 11, 11, dtype=BF16),
         {"block_size": 5, "causal": True},
     ),
+    "keep-mask (T, 1) broadcast over the keys, block_size=3": tiled_broadcast_mask,
 }
 
 

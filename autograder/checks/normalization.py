@@ -241,8 +241,13 @@ LAYER_NORM = {
 
 
 @pytest.mark.forbid(*NORM_SHORTCUTS)
-@pytest.mark.parametrize("case", list(LAYER_NORM))
+@pytest.mark.parametrize("case", [*LAYER_NORM, "initial values: weight 1, bias 0"])
 def test_layer_norm(student, rng, device, case):
+    if case not in LAYER_NORM:
+        hint = "학습할 weight 는 1 로, bias 는 0 으로 시작합니다 (nn.LayerNorm 과 같음)."
+        kwargs = dict(normalized_shape=8)
+        initial_state(student, "LayerNorm", kwargs, ref.LayerNorm, rng, device, case, hint)
+        return
     x, kwargs, tol, grad_tol = LAYER_NORM[case](rng, device)
     reference = ref.LayerNorm(**kwargs)
     state = judge_state(reference, rng, device)
@@ -364,20 +369,27 @@ def ffn_initial_weights(student, rng, device, case):
     """Under one seed, nn.Linear's initial weights depend on the order the layers are made in:
     the notebook asks for linear1, activation, dropout, linear2."""
     kwargs = dict(d_model=16, d_ff=40, dropout=0.1)
+    hint = (
+        "노트북이 정한 순서대로 linear1, activation, dropout, linear2 를 만드세요: nn.Linear 의 "
+        "초기값은 만드는 순서대로 난수를 뽑습니다."
+    )
+    initial_state(student, "FeedForward", kwargs, ref.FeedForward, rng, device, case, hint)
+
+
+def initial_state(student, name, kwargs, make, rng, device, case, hint):
+    """The student's ``name(**kwargs)`` built under a seed holds exactly the parameters and
+    buffers of ``make(**kwargs)`` built under the same seed (before any weights are loaded)."""
     seed = int(torch.randint(0, 2**31, (1,), generator=rng))
     with seeded(seed, "cpu"):
-        expected = ref.FeedForward(**kwargs).state_dict()
-    out = student.module(
-        "FeedForward", kwargs, inputs=(torch.zeros(1, 2, 16, device=device),), seed=seed
-    )
+        expected = make(**kwargs).state_dict()
+    x = torch.zeros(1, 2, kwargs.get("d_model", kwargs.get("normalized_shape")), device=device)
+    out = student.module(name, kwargs, inputs=(x,), seed=seed)
     got = out["state"] if isinstance(out.get("state"), dict) else {}
-    for name, value in expected.items():
-        if name not in got or not torch.equal(got[name].cpu(), value):
+    for key, value in expected.items():
+        if key not in got or not torch.equal(got[key].cpu(), value):
             fail(
-                f"FeedForward(d_model=16, d_ff=40, dropout=0.1) [{case}]: 같은 시드로 만든 "
-                f"초기 가중치 {name} 이(가) 기준 구현과 다릅니다. 노트북이 정한 순서대로 "
-                "linear1, activation, dropout, linear2 를 만드세요: nn.Linear 의 초기값은 만드는 "
-                "순서대로 난수를 뽑습니다."
+                f"{name}({', '.join(f'{k}={v}' for k, v in kwargs.items())}) [{case}]: 같은 "
+                f"시드로 만든 직후의 {key} 이(가) 기준 구현과 다릅니다. {hint}"
             )
 
 

@@ -95,12 +95,12 @@ SINUSOIDAL = {
     "T=1": sinusoidal_values(1, 8),
     "base=100": sinusoidal_values(20, 12, base=100.0),
     "device=None, dtype=None": sinusoidal_defaults,
-    "dtype=None under torch.set_default_dtype(torch.float64)": sinusoidal_default_float64,
     "odd d_model -> ValueError": sinusoidal_odd,
     "float64, T=500": sinusoidal_values(500, 64, dtype=F64),
     "float16, T=3000 (positions > 2048)": sinusoidal_values(3000, 32, dtype=F16),
     "bfloat16, T=600 (positions > 256)": sinusoidal_values(600, 16, dtype=BF16),
     "T=300, d_model=128": sinusoidal_values(300, 128),
+    "dtype=None under torch.set_default_dtype(torch.float64)": sinusoidal_default_float64,
 }
 
 
