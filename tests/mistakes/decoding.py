@@ -929,7 +929,7 @@ MISTAKES += [
             "F.log_softmax(model(beams)[:, -1, :].float(), dim=-1)",
         ),
         [BEAM],
-        "beam_search",
+        "rel_tol=1e-9",  # the public test's line: the score is not exact to float64
     ),
     _entry(
         "beam_every_eos_candidate_finishes",
