@@ -17,7 +17,7 @@ from autograder.checking import CheckFailed, describe
 from autograder.policy import CodeFacts, forbidden_ops
 from autograder.sandbox import StudentRaised, WorkerCrashed, WorkerTimeout, parse_reply
 from autograder.sandboxed import wire
-from autograder.sandboxed.worker import Child
+from autograder.sandboxed.worker import Child, default_dtype
 from autograder.seeds import derive_seed
 
 # errors that mean tensors on two devices met (the student made a tensor on the wrong one)
@@ -184,14 +184,12 @@ class Student:
         """Inside the block, the student's code runs under torch.set_default_dtype(dtype)
         (float32 or float64), as if the notebook had set it, and so does the judge's own code
         in the block (the reference called there, tensors made there without a dtype)."""
-        old = torch.get_default_dtype()
-        torch.set_default_dtype(dtype)
-        self._default_dtype = dtype
-        try:
-            yield
-        finally:
-            torch.set_default_dtype(old)
-            self._default_dtype = None
+        with default_dtype(str(dtype).removeprefix("torch.")):
+            self._default_dtype = dtype
+            try:
+                yield
+            finally:
+                self._default_dtype = None
 
     def call_fresh(self, name, *args, **kwargs):
         """:meth:`call` in a process of its own (see Link.fresh): for checks of seeded

@@ -165,14 +165,11 @@ def layout(args, kwargs):
     out = {}
 
     def walk(value, label):
-        if isinstance(value, dict):
-            out[label] = (value, [(k, id(v)) for k, v in value.items()])
-            for k, v in value.items():
-                walk(v, f"{label}[{k!r}]")
-        elif isinstance(value, list):
-            out[label] = (value, [id(v) for v in value])
-            for i, v in enumerate(value):
-                walk(v, f"{label}[{i}]")
+        if isinstance(value, dict | list):
+            out[label] = (value, items_of(value))
+            pairs = value.items() if isinstance(value, dict) else enumerate(value)
+            for k, v in pairs:
+                walk(v, f"{label}[{k!r}]" if isinstance(value, dict) else f"{label}[{k}]")
 
     for i, a in enumerate(args):
         walk(a, f"인자 {i}")
@@ -181,10 +178,16 @@ def layout(args, kwargs):
     return out
 
 
+def items_of(container):
+    """What a dict or list holds, by identity: [(key, id(value))] or [id(item)]."""
+    if isinstance(container, dict):
+        return [(k, id(v)) for k, v in container.items()]
+    return [id(v) for v in container]
+
+
 def relaid(before):
     """Labels of the dict and list arguments whose items changed since ``layout``."""
-    now = {label: layout([c], {})["인자 0"][1] for label, (c, _) in before.items()}
-    return [label for label, (_, items) in before.items() if now[label] != items]
+    return [label for label, (c, items) in before.items() if items_of(c) != items]
 
 
 def mutated(snap):
