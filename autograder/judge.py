@@ -217,7 +217,8 @@ class Student:
         step_lr=None,
     ):
         """Build ``name(**init_kwargs)`` under manual_seed(seed), load state_dict, set train(),
-        then (under manual_seed(forward_seed) when given) run ``method(*inputs)``.
+        then (under manual_seed(forward_seed) when given) run ``method(*inputs)`` (``method=None``:
+        none, for the module's state alone; "output" is then None).
 
         Returns {"output", "state" (state_dict after init, before loading), "grads"
         ({param name or "input<i>": grad}, only when grad=True)}. The backward objective is
@@ -228,7 +229,9 @@ class Student:
         """
         self.used.append(name)
         kwargs = dict(init_kwargs or {})
-        what = call_text(name, (), kwargs) + "." + call_text(method, inputs, input_kwargs or {})
+        what = call_text(name, (), kwargs)
+        if method is not None:
+            what += "." + call_text(method, inputs, input_kwargs or {})
         values = dict(
             name=str(name),
             init_kwargs=kwargs,
@@ -238,7 +241,7 @@ class Student:
             train=bool(train),
             seed=int(seed),
             grad=bool(grad),
-            method=str(method),
+            method=None if method is None else str(method),
             grad_outputs=grad_outputs,
             forward_seed=forward_seed,
             step_lr=step_lr,
@@ -494,13 +497,36 @@ class Grading:
                 "이름을 코드에 그대로 쓰세요."
             )
 
-    def public_test(self, grade_id, source):
-        """Run test cell ``grade_id``'s public code (what the student saw in the notebook) in a
-        child of its own, with nothing blocked -> (outcome, message): a submission that fails
-        its notebook's own test cannot keep the item, whatever the hidden checks said. It can
-        only cost points: passing it earns nothing."""
-        student = self.student(f"{grade_id} (public test)", torch.device("cpu"))
+    def public_tests(self, public):
+        """Run the public code of test cells (``{grade_id: code}``, in notebook order: what the
+        student saw in the notebook) one after another in one child, the cells loaded once,
+        with nothing blocked -> {grade_id: (outcome, message)}. A submission that fails its
+        notebook's own test cannot keep the item, whatever the hidden checks said; passing it
+        earns nothing. A test cell that times out or crashes a child that others ran in first
+        runs again alone in a new one, so that only its own time and memory count."""
+        results = {}
+        self.end_function()
+        self.function = "public tests"
+        for grade_id, source in public.items():
+            shared = self.session is not None
+            results[grade_id] = self._public_test(grade_id, source)
+            if results[grade_id][0] in ("timeout", "crash"):
+                self.close_session()  # a child that hung or died is not used again
+                if shared:
+                    results[grade_id] = self._public_test(grade_id, source)
+                    self.close_session()
+        self.end_function()
+        return results
+
+    def _public_test(self, grade_id, source):
+        """One test cell's public code in the current child (opened if needed) -> (outcome,
+        message)."""
+        device = torch.device("cpu")
+        seed = derive_seed(self.run_seed, f"{grade_id} (public test)", device, "worker")
+        student = Student(Link(self, device, ()), device, seed)
         try:
+            student._session.session()  # the cells, loaded once per child
+            student.load_errors = self.load_errors
             student._request("exec", source=str(source))
         except StudentTimeout as e:
             return "timeout", f"공개 테스트(노트북의 테스트 셀)가 끝나지 않습니다: {e}"

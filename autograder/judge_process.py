@@ -104,7 +104,7 @@ class JudgeLoop:
         grading = Grading(backend, job["cells"], seed, job.get("solutions", ()))
         config.stash[GRADING] = grading
         report = Report()
-        public, used, public_failed = job.get("public", {}), {}, {}
+        public, used = job.get("public", {}), {}
         try:
             for gid in job["grade_ids"]:
                 t1 = time.monotonic()
@@ -124,12 +124,10 @@ class JudgeLoop:
                 status = grading.end_function()
                 if outcome != "passed" and status not in ("exit", None):
                     message += f"\n[worker: {status}]"
-                if outcome == "passed" and public.get(gid):
-                    result = grading.public_test(gid, public[gid])
-                    if result[0] != "passed":
-                        public_failed[gid] = result
-                    grading.end_function()
                 report.verdicts[gid] = Verdict(gid, outcome, message[:4000], time.monotonic() - t1)
+            passed = [g for g, v in report.verdicts.items() if v.passed and public.get(g)]
+            results = grading.public_tests({g: public[g] for g in passed})
+            public_failed = {g: r for g, r in results.items() if r[0] != "passed"}
             charge_public_failures(report, public, public_failed, used)
         finally:
             grading.end_function()

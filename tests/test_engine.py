@@ -321,6 +321,23 @@ def test_a_failing_public_test_costs_its_item_once(demo_engine):
     assert good_public_test_passes(demo_engine)
 
 
+def test_public_tests_run_in_one_child_and_a_crash_costs_only_its_item(demo_engine):
+    """The notebook's test cells run one after another in one child, as in the notebook; one
+    that kills its child costs its own item only: the cells after it get a new child."""
+    cells = list(GOOD.values())
+    public = {
+        "test_softmax": "import builtins\nbuiltins.seen_by_next_cell = 1\n",
+        "test_scale": "import builtins\nassert builtins.seen_by_next_cell == 1\n",
+    }
+    verdicts = demo_engine.submit("demo", list(public), cells, cells, public=public).result()
+    assert all(v.passed for v in verdicts.verdicts.values()), verdicts.verdicts
+    public = {"test_softmax": "import os\nos._exit(3)\n", "test_scale": "Scale(3)\n"}
+    verdicts = demo_engine.submit("demo", list(public), cells, cells, public=public).result()
+    assert verdicts.verdicts["test_softmax"].outcome == "crash"
+    assert "공개 테스트" in verdicts.verdicts["test_softmax"].message
+    assert verdicts.verdicts["test_scale"].passed, verdicts.verdicts["test_scale"].message
+
+
 def good_public_test_passes(engine):
     public = {"test_softmax": "assert torch.allclose(softmax(torch.zeros(2)), torch.ones(2) / 2)"}
     cells = list(GOOD.values())

@@ -16,6 +16,7 @@ the student's module and into the reference from ``solutions.models`` and compar
 """
 
 import copy
+import functools
 import math
 
 import pytest
@@ -341,6 +342,7 @@ def check_uniform(random_ids, originals, V, mask_id, what):
         )
 
 
+@functools.cache  # pure arithmetic on (dof, tail): 400 bisection steps, asked again per notebook
 def chi2_bounds(dof, tail=1e-7):
     """(low, high) with P(X < low) = P(X > high) = tail for X ~ chi-square(dof)."""
 

@@ -152,13 +152,21 @@ def wrapper_state(rng, cfg, dtype, device):
 
 def state_for_student(student, name, cfg, sd, device, dtype):
     """The judge's weights plus the student's own mask buffers; Korean errors for wrong names."""
-    probe = torch.zeros(1, 2, cfg["d_in"], device=device, dtype=dtype)
-    state = student.module(name, cfg, inputs=(probe,))["state"]
+    state = student.module(name, cfg, method=None)["state"]  # built, not run
     missing = [k for k in sd if k not in state]
     if missing:
+        parts = [k.split(".", 1) for k in missing if "." in k]
+        renamed = any(k.endswith("." + rest) or k == rest for _, rest in parts for k in state)
+        hint = (
+            f" self.{parts[0][0]} 의 하위 모듈이 하나도 등록되지 않았습니다: 파이썬 list 에 담은 "
+            "모듈은 nn.Module 이 모르므로 state_dict, parameters(), .to(device) 에서 빠집니다. "
+            "nn.ModuleList([...]) 에 담으세요."
+            if parts and not renamed
+            else " 노트북이 정한 이름(nn.Linear 속성 이름)을 지키세요."
+        )
         fail(
-            f"{name}: state_dict에 {', '.join(missing[:6])} 이(가) 없습니다. 노트북이 정한 이름"
-            f"(nn.Linear 속성 이름)을 지키세요. 여러분 모듈의 키: {sorted(state)[:10]}"
+            f"{name}: state_dict에 {', '.join(missing[:6])} 이(가) 없습니다.{hint} "
+            f"여러분 모듈의 키: {sorted(state)[:10]}"
         )
     extra = [k for k in state if k not in sd and "mask" not in k.rsplit(".", 1)[-1]]
     if extra:

@@ -604,9 +604,9 @@ class Child:
         snap = snapshot(inputs, kwargs)
         if values.get("forward_seed") is not None:
             manual_seed(values["forward_seed"], device)
-        method = values.get("method") or "forward"
+        method = values.get("method", "forward")
         with torch.set_grad_enabled(grad), self.student():
-            out = getattr(m, method)(*inputs, **kwargs)
+            out = None if method is None else getattr(m, str(method))(*inputs, **kwargs)
         result = {"output": to_result(out), "state": to_result(state), "mutated": mutated(snap)}
         after = None
         if grad:
