@@ -156,11 +156,9 @@ def bwrap_command(exe, ctl_fd, limits, uid):
         cmd += ["--perms", "0755", "--dir", "/etc"]
         cmd += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
     nodes = gpu_nodes()
-    if uid is None or nodes:
-        # an unprivileged sandbox counts its processes there (RLIMIT_NPROC), the CUDA driver
-        # reads it; this /proc shows the bwrap command line and mount sources (host paths)
+    if nodes:  # the CUDA driver reads /proc; it shows mount sources and command lines (host paths)
         cmd += ["--proc", "/proc"]
-    else:  # no /proc: nothing of the host's paths; torch's cpuinfo still reads the CPU model
+    else:  # no /proc, as root or not: nothing of the host's paths; torch's cpuinfo reads the CPU
         cmd += ["--perms", "0555", "--dir", "/proc", "--ro-bind", "/proc/cpuinfo", "/proc/cpuinfo"]
     cmd += ["--dev", "/dev"]
     cmd += ["--perms", "1777", "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp"]

@@ -3,6 +3,9 @@ judge relies on, shown against code that tries to defeat it, in the real sandbox
 
 import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -272,6 +275,48 @@ def test_sandbox_shows_no_host_path(sandbox):
     for host in {str(REPO), os.path.realpath(sbx.sys.prefix), str(Path.home())}:
         assert host not in seen, host
     assert re.fullmatch(r"(FileNotFoundError\n){5}cpuinfo", seen), seen
+
+
+UNPRIVILEGED = """
+import sys, torch
+from autograder.judge import Grading, SandboxBackend
+from autograder.sandbox import Sandbox
+cells = [sys.argv[1]]
+sandbox = Sandbox(slot=7)
+grading = Grading(SandboxBackend(sandbox), cells, 1, cells)
+try:
+    print(repr(grading.student("peek", torch.device("cpu")).call("peek")))
+finally:
+    grading.end_function()
+    sandbox.close()
+"""
+
+
+@pytest.mark.skipif(not shutil.which("unshare"), reason="util-linux unshare is not installed")
+def test_unprivileged_sandbox_shows_no_host_path(tmp_path):
+    """Grading as a normal user (bwrap in a user namespace, no sandbox uid) hides the host's
+    /proc as well: run here as uid 1000 of a user namespace of its own."""
+    cell = (
+        "import os\n"
+        "def peek():\n"
+        "    out = []\n"
+        "    for p in ('/proc/self/mountinfo', '/proc/1/cmdline', '/proc/self/environ'):\n"
+        "        try:\n"
+        "            out.append(open(p, 'rb').read().decode(errors='replace'))\n"
+        "        except OSError as e:\n"
+        "            out.append(type(e).__name__)\n"
+        "    return '\\n'.join(out + sorted(os.listdir('/proc')))\n"
+    )
+    (tmp_path / "run.py").write_text(UNPRIVILEGED)
+    cmd = ["unshare", "--user", "--map-user=1000", "--map-group=1000"]
+    cmd += [sys.executable, str(tmp_path / "run.py"), cell]
+    env = dict(os.environ, HOME=str(tmp_path))
+    r = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    seen = r.stdout.strip().splitlines()[-1]
+    for host in {str(REPO), os.path.realpath(sbx.sys.prefix), str(Path.home())}:
+        assert host not in seen, host
+    assert seen == repr("FileNotFoundError\n" * 3 + "cpuinfo"), seen
 
 
 def test_each_test_function_starts_from_an_empty_scratch_directory(sandbox):
