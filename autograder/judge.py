@@ -9,6 +9,7 @@ Every verdict is decided here and in the check; student code never runs in this 
 
 import contextlib
 import dataclasses
+import functools
 import re
 
 import torch
@@ -58,7 +59,7 @@ class ReferenceSession:
     def __init__(self, namespace):
         self.child = Child(namespace=dict(namespace))
 
-    def request(self, header, values=None):
+    def request(self, header, values=None, answer=None):
         frame = wire.encode(header, values)
         head, blob = wire.read_frame(_reader(frame))
         out = wire.read_frame(_reader(self.child.handle(head, blob)))
@@ -394,15 +395,17 @@ class Grading:
         self.session = None
         self.broken = None  # message, when loading the cells hung or crashed the worker
         self.students = []
+        self.given = set()  # the helpers the current test function takes as given
         self.loaded = None  # the device the current child's cells were loaded for
         self.load_errors = []
         self.suspicions = []  # runtime signs of tampering (see Student._check_device)
 
-    def student(self, function, device, forbid=(), spec=Spec()):
+    def student(self, function, device, forbid=(), spec=Spec(), given=None):
         """The Student for test function ``function`` on ``device``: one fresh child per test
         function, the cells loaded into it once per device (its items share that state), with
-        the operators of the forbidden names ``forbid`` blocked before any cell runs, and the
-        notebook's rules ``spec`` applied to every call."""
+        the operators of the forbidden names ``forbid`` blocked before any cell runs, the
+        notebook's rules ``spec`` applied to every call, and the student's helpers named in
+        ``given`` ({name: reference function}) answered by the judge (see answer_given)."""
         if self.broken is not None:  # the cells hung or crashed once: not waited for again
             raise self.broken
         if function != self.function:
@@ -410,7 +413,8 @@ class Grading:
             self.function = function
         device = torch.device(device)
         seed = derive_seed(self.run_seed, function, device, "worker")
-        link = Link(self, device, forbid)
+        self.given |= set(given or ())
+        link = Link(self, device, forbid, given)
         link.session()  # load now: a cell that hangs fails the item here
         student = Student(link, device, seed, self._named(forbid), spec)
         student.load_errors = self.load_errors
@@ -418,25 +422,27 @@ class Grading:
         self.students.append(student)
         return student
 
-    def session_for(self, device, forbid):
+    def session_for(self, device, forbid, given=None):
         """The test function's child, opened and its cells loaded for ``device`` if needed."""
         if self.broken is not None:
             raise self.broken
         if self.session is None:
             self.session, self.loaded = self.backend.open(), None
         if self.loaded != device:
-            self.load(self.session, device, forbid)
+            self.load(self.session, device, forbid, given)
             self.loaded = device
         return self.session
 
-    def load(self, session, device, forbid):
-        """Run the cells in ``session``'s child, the forbidden operators blocked first."""
+    def load(self, session, device, forbid, given=None):
+        """Run the cells in ``session``'s child, the forbidden operators blocked first, then
+        replace the helpers named in ``given`` by the judge's answers."""
         if self.cells is None:
             return
         header = {"op": "load", "device": device.type, "seed": 0}
         if self.simulate_gpu and device.type == "cpu":
             header["simulate"] = True
         values = {"cells": list(self.cells), "block": forbidden_ops(forbid)}
+        values["given"] = sorted(given or ())
         try:
             _, out = session.request(header, values)
         except (WorkerTimeout, WorkerCrashed) as e:
@@ -456,10 +462,15 @@ class Grading:
         return named
 
     def used(self):
-        """The student's definitions the current test function ran, with their dependencies."""
+        """The student's definitions the current test function ran, with their dependencies
+        (not those of the helpers it takes as given: the judge answered those calls)."""
         used = {n for s in self.students for n in s.used}
-        for name in list(used):
-            used |= self.facts.dependencies(name)
+        todo = list(used)
+        while todo:
+            for dep in self.facts.uses.get(todo.pop(), ()):
+                if dep in self.facts.uses and dep not in used and dep not in self.given:
+                    used.add(dep)
+                    todo.append(dep)
         return used
 
     def check_policy(self, names):
@@ -570,7 +581,7 @@ class Grading:
     def end_function(self):
         """Close the current test function's child -> its final status (None if none)."""
         status = self.close_session()
-        self.function, self.students = None, []
+        self.function, self.students, self.given = None, [], set()
         return status
 
 
@@ -578,15 +589,17 @@ class Link:
     """The child a Student talks to: the test function's child (see Grading.session_for), or,
     inside :meth:`fresh`, a child of its own started for the requests made there."""
 
-    def __init__(self, grading, device, forbid):
+    def __init__(self, grading, device, forbid, given=None):
         self.grading, self.device, self.forbid = grading, device, forbid
+        self.given = dict(given or {})
         self.pinned = None
 
     def session(self):
-        return self.pinned or self.grading.session_for(self.device, self.forbid)
+        return self.pinned or self.grading.session_for(self.device, self.forbid, self.given)
 
     def request(self, header, values=None):
-        return self.session().request(header, values)
+        answer = functools.partial(answer_given, self.given) if self.given else None
+        return self.session().request(header, values, answer=answer)
 
     @contextlib.contextmanager
     def fresh(self):
@@ -598,12 +611,53 @@ class Link:
             raise grading.broken
         session = grading.backend.open()
         try:
-            grading.load(session, self.device, self.forbid)
+            grading.load(session, self.device, self.forbid, self.given)
             self.pinned = session
             yield
         finally:
             self.pinned = None
             grading.backend.finish(session)
+
+
+def answer_given(given, head, blob):
+    """The judge's answer (a frame) to a child's question about a given helper (see
+    worker.Child.given): ``given[name](*args, **kwargs)`` computed here, or, when the question
+    carries the outputs' ``grads``, the gradients of the call's tensors (args, then kwargs),
+    None for those without. Any error is an answer too: the child then runs its own helper."""
+    try:
+        header, values = wire.decode(head, blob)
+        fn = given[header["given"]]
+        args, kwargs = list(values.get("args") or []), dict(values.get("kwargs") or {})
+        # computed here on the CPU, whatever device the child's tensors are on
+        args = [torch.device("cpu") if isinstance(a, torch.device) else a for a in args]
+        kwargs = {
+            k: torch.device("cpu") if isinstance(v, torch.device) else v for k, v in kwargs.items()
+        }
+        grads = values.get("grads")
+        if grads is None:
+            with torch.no_grad():
+                return wire.encode({"ok": True}, {"value": fn(*args, **kwargs)})
+        leaves = []
+
+        def leaf(v):
+            if isinstance(v, torch.Tensor):
+                v = v.detach().requires_grad_(v.is_floating_point())
+                leaves.append(v)
+            return v
+
+        args, kwargs = [leaf(a) for a in args], {k: leaf(v) for k, v in kwargs.items()}
+        with torch.enable_grad():
+            out = fn(*args, **kwargs)
+        outs = list(out) if isinstance(out, tuple | list) else [out]
+        pairs = [(o, g) for o, g in zip(outs, grads, strict=True) if g is not None]
+        wanted = [t for t in leaves if t.requires_grad]
+        got = torch.autograd.grad(
+            [o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True
+        )
+        found = dict(zip(map(id, wanted), got, strict=True))
+        return wire.encode({"ok": True}, {"value": [found.get(id(t)) for t in leaves]})
+    except Exception as e:
+        return wire.encode({"ok": False, "error": f"{type(e).__name__}: {str(e)[:200]}"})
 
 
 def input_label(path):

@@ -128,7 +128,7 @@ class JudgeLoop:
             passed = [g for g, v in report.verdicts.items() if v.passed and public.get(g)]
             results = grading.public_tests({g: public[g] for g in passed})
             public_failed = {g: r for g, r in results.items() if r[0] != "passed"}
-            charge_public_failures(report, public, public_failed, used)
+            charge_public_failures(report, public, public_failed, used, grading.facts.dependencies)
         finally:
             grading.end_function()
             del config.stash[GRADING]
@@ -137,16 +137,21 @@ class JudgeLoop:
         return report
 
 
-def charge_public_failures(report, public, failed, used):
-    """A test cell whose public code fails loses its item, unless that code calls a function
-    another item already failed on (one mistake costs one item: e.g. a wrong causal_mask fails
-    test_causal_mask, not also the combine_masks test that calls it)."""
+def charge_public_failures(report, public, failed, used, dependencies=lambda name: set()):
+    """A test cell whose public code fails loses its item, unless that code reaches (directly,
+    or through ``dependencies(name)``: the student's own definitions a name uses) a function
+    another item already failed on: one mistake costs one item. E.g. a wrong causal_mask fails
+    test_causal_mask, not also the combine_masks test that calls it; a wrong merge_heads fails
+    test_split_heads, not also MultiHeadAttention's public test, whose hidden checks take
+    merge_heads as given."""
     from autograder.report import Verdict
 
     verdicts = report.verdicts
     lost = {name for gid, v in verdicts.items() if not v.passed for name in used.get(gid, ())}
     for gid, (outcome, message) in failed.items():
-        if not lost & set(re.findall(r"\w+", public[gid])):
+        names = set(re.findall(r"\w+", public[gid]))
+        reached = names.union(*(dependencies(name) for name in names))
+        if not lost & reached:
             verdicts[gid] = Verdict(gid, outcome, message[:4000], verdicts[gid].seconds)
 
 

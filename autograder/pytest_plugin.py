@@ -73,6 +73,11 @@ def pytest_configure(config):
         "markers", "forbid(*names): the solution cells may not use these ready-made functions"
     )
     config.addinivalue_line(
+        "markers",
+        "given(**helpers): the student's helpers of these names are answered by the judge with "
+        "these reference functions (a helper's mistake costs only the helper's own item)",
+    )
+    config.addinivalue_line(
         "markers", "spec(**rules): what the notebook says of every call (autograder.judge.Spec)"
     )
     if config.getoption("run_seed", None) is None:
@@ -160,7 +165,8 @@ def student(request, device, grading):
     key = f"{assignment_of(request.node)}::{request.node.originalname}"
     forbid = [n for m in request.node.iter_markers("forbid") for n in m.args]
     spec = Spec(**{k: v for m in request.node.iter_markers("spec") for k, v in m.kwargs.items()})
-    yield grading.student(key, device, forbid, spec)
+    given = {k: v for m in request.node.iter_markers("given") for k, v in m.kwargs.items()}
+    yield grading.student(key, device, forbid, spec, given)
     grading.check_policy(forbid)
 
 

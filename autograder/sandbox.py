@@ -207,8 +207,10 @@ class Session:
         self.sock.settimeout(left)
         return self.sock.recv(n)
 
-    def request(self, header, values=None):
-        """Send one request; return (header, values) of the validated reply.
+    def request(self, header, values=None, answer=None):
+        """Send one request; return (header, values) of the validated reply. ``answer(name,
+        values) -> frame``: the judge's answers to the questions the child asks about a given
+        helper on the way (see worker.Child.given); without it a question ends the request.
 
         The tensors of a call travel in a memfd that the child maps and computes on (CPU
         inputs are views of it); after the reply, the judge reads the memfd back and adds
@@ -231,6 +233,9 @@ class Session:
             else:
                 self.sock.sendall(b"N" + wire.frame(head, sent))
             head, blob = wire.read_frame(self._recv, max_blob=self.sandbox.limits.result_bytes)
+            while answer is not None and wire.is_question(head):
+                self.sock.sendall(b"N" + answer(head, blob))
+                head, blob = wire.read_frame(self._recv, max_blob=self.sandbox.limits.result_bytes)
         except TimeoutError as e:
             raise WorkerTimeout(
                 f"시간 제한({self.wall_s:g}초)을 넘었습니다 (time limit exceeded)"

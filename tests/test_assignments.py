@@ -51,13 +51,13 @@ def test_test_cells_are_check_functions(assignment):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_check_markers_decorate_test_functions(assignment):
-    """``@pytest.mark.forbid`` and ``@pytest.mark.spec`` act only on a test function: on a
+    """``@pytest.mark.forbid``, ``spec`` and ``given`` act only on a test function: on a
     helper, pytest ignores them and the rule silently stops applying."""
     tree = ast.parse((CHECKS / f"{assignment}.py").read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.ClassDef):
             marks = [ast.unparse(d) for d in node.decorator_list]
-            ruled = [m for m in marks if re.match(r"pytest\.mark\.(forbid|spec)\b", m)]
+            ruled = [m for m in marks if re.match(r"pytest\.mark\.(forbid|spec|given)\b", m)]
             assert not ruled or node.name.startswith("test_"), (node.name, ruled)
 
 

@@ -12,6 +12,7 @@ the batch command uses (judge processes, bubblewrap sandboxes, the hidden pytest
 
 import copy
 import importlib.util
+import os
 from pathlib import Path
 
 import pytest
@@ -50,11 +51,12 @@ def with_cell(nb, grade_id, source):
     return out
 
 
-# run seeds: the first decides the tests below; both must give the same per-item verdicts. A
+# run seeds: the first decides the tests below; all must give the same per-item verdicts. A
 # mistake that only some inputs reveal gets a hand-built case that reveals it on every seed
-# (e.g. decoding's "EOS ranked second"), so two seeds keep make test within its time;
+# (e.g. decoding's "EOS ranked second"), so make test grades under two seeds to stay within its
+# time; MISTAKES_SEEDS=5 grades under seeds 1-5 (about 6 min a seed on 2 cores), and
 # tests/grade_mistakes.py and tests/grade_open.py grade one assignment under any seed
-SEEDS = (1, 2)
+SEEDS = tuple(range(1, 1 + max(2, int(os.environ.get("MISTAKES_SEEDS", "2")))))
 
 
 def notebooks(redteam=False):

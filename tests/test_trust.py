@@ -117,6 +117,41 @@ def student(sandbox, cells, forbid=()):
     return grading, grading.student("t", torch.device("cpu"), forbid)
 
 
+def test_given_helper_is_answered_by_the_judge_forward_and_backward(sandbox):
+    """A check that takes a helper as given (``given``): the student's merge_heads, wrong here
+    (no transpose), is answered by the judge's reference in the child, gradients included, so
+    a correct caller passes; a call the reference cannot take runs the student's own."""
+    cells = [
+        "def merge_heads(x, *rest):\n"
+        "    return x.reshape(x.shape[0], x.shape[2], -1) + len(rest)\n"
+        "class M(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.w = nn.Parameter(torch.tensor(2.0))\n"
+        "    def forward(self, x):\n"
+        "        return merge_heads(x * self.w) ** 2\n"
+        "def odd(x):\n"
+        "    return merge_heads(x, 'extra')\n"
+    ]
+    grading = Grading(SandboxBackend(sandbox), cells, 7, cells)
+    reference = {"merge_heads": lambda x: x.transpose(1, 2).reshape(x.shape[0], x.shape[2], -1)}
+    x = torch.randn(2, 3, 4, 5)
+    try:
+        s = grading.student("t", torch.device("cpu"), given=reference)
+        out = s.module("M", inputs=[x], grad=True)
+        w = torch.tensor(2.0, requires_grad=True)
+        xg = x.clone().requires_grad_(True)
+        expected = reference["merge_heads"](xg * w) ** 2
+        expected.sum().backward()
+        assert torch.allclose(out["output"], expected)
+        assert torch.allclose(out["grads"]["w"], w.grad)
+        assert torch.allclose(out["grads"]["input0"], xg.grad)
+        own = x.reshape(2, 4, -1) + 1
+        assert torch.equal(s.call("odd", x), own)  # the reference takes one argument
+    finally:
+        grading.end_function()
+
+
 def test_blocked_operator_cannot_run_under_any_name(sandbox):
     cells = [
         "def a(x):\n    return torch.ops.aten._softmax(x, -1, False)\n"

@@ -577,6 +577,12 @@ SAMPLING = {
 }
 
 
+@pytest.mark.given(
+    top_k_filter=ref.top_k_filter,
+    top_p_filter=ref.top_p_filter,
+    apply_repetition_penalty=ref.apply_repetition_penalty,
+    no_repeat_ngram_ban=ref.no_repeat_ngram_ban,
+)
 @pytest.mark.spec(draws_on="input")  # the notebook: make_generator(seed, idx.device)
 @pytest.mark.parametrize("case", list(SAMPLING))
 def test_generate(student, rng, device, case):

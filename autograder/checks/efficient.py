@@ -206,6 +206,7 @@ DECODE = {
 }
 
 
+@pytest.mark.given(grouped_query_attention=ref.grouped_query_attention)
 @pytest.mark.forbid(*READY_MADE)
 @pytest.mark.parametrize("case", list(DECODE))
 def test_kv_cached_attention(student, rng, device, case):

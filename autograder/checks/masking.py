@@ -297,6 +297,7 @@ ATTENTION = {
 }
 
 
+@pytest.mark.given(causal_mask=ref.causal_mask, masked_softmax=ref.masked_softmax)
 @pytest.mark.forbid(*SHORTCUTS)
 @pytest.mark.parametrize("case", list(ATTENTION))
 def test_causal_attention(student, rng, device, case):

@@ -301,6 +301,7 @@ BIAS = {
 }
 
 
+@pytest.mark.given(alibi_slopes=ref.alibi_slopes)
 @pytest.mark.forbid(*ALIBI_FORBID)
 @pytest.mark.spec(builds_on_device=True)  # the notebook: made on `device` directly
 @pytest.mark.parametrize("case", list(BIAS))

@@ -229,6 +229,7 @@ CROSS_ENTROPY = {
 }
 
 
+@pytest.mark.given(log_softmax=ref.log_softmax)
 @pytest.mark.forbid(*READY_MADE)
 @pytest.mark.parametrize("case", list(CROSS_ENTROPY))
 def test_cross_entropy(student, rng, device, case):

@@ -263,6 +263,16 @@ def decode(head_bytes, blob, device=None, shared=False):
     return body, values
 
 
+def is_question(head_bytes):
+    """True for a frame a child sends in the middle of a request: a question about a given
+    helper (``{"ok": true, "given": name}``, see worker.Child.given), not its reply."""
+    try:
+        body = json.loads(head_bytes.decode("utf-8"), parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    return isinstance(body, dict) and isinstance(body.get("given"), str)
+
+
 def read_exact(recv, n):
     """Read exactly n bytes with ``recv(k) -> bytes``; b'' at EOF raises EOFError."""
     chunks, got = [], 0

@@ -97,7 +97,7 @@ def to_result(value, depth=0):
     """Student value -> value that wire.to_plain accepts (numpy -> tensor), else TypeError."""
     if depth > wire.MAX_DEPTH:
         raise TypeError("result nested too deeply")
-    if value is None or type(value) in (bool, int, float, str):
+    if value is None or type(value) in (bool, int, float, str, torch.device, torch.dtype):
         return value
     if isinstance(value, torch.Tensor):
         return value.detach().as_subclass(torch.Tensor)
@@ -453,6 +453,56 @@ def _blocked(name):
     return kernel
 
 
+class GivenRefused(Exception):
+    """The judge could not answer a given helper's call (see Child.given)."""
+
+
+class Given(torch.autograd.Function):
+    """A given helper's call as one autograd node: forward and backward are the judge's answers
+    (``{"args", "kwargs"}``, then with ``"grads"``: the gradients of the outputs, answered with
+    those of the call's tensors, in the order they appear in args then kwargs)."""
+
+    @staticmethod
+    def forward(ctx, child, name, args, kwargs, *tensors):
+        ctx.child, ctx.name, ctx.args, ctx.kwargs = child, name, args, kwargs
+        where = Given.device(child, args, kwargs, tensors)
+        out = child.ask(name, {"args": to_result(list(args)), "kwargs": to_result(kwargs)})
+        if isinstance(out, list):
+            out = tuple(out)
+        if child.sim is not None:
+            child.sim.mark(out, where.type != SIM.type)
+        else:  # the judge's answer is on the CPU
+            out = tuple(o.to(where) for o in out) if isinstance(out, tuple) else out.to(where)
+        return out
+
+    @staticmethod
+    def device(child, args, kwargs, tensors):
+        """Where the helper's result would be: its ``device`` argument, else its inputs'
+        device, else the default device (the CPU). Inputs on two devices fail as they would in
+        the helper's own operations."""
+        given = kwargs.get("device", next((a for a in args if isinstance(a, torch.device)), None))
+        if child.sim is None:
+            if given is not None:
+                return torch.device(given)
+            return tensors[0].device if tensors else torch.device("cpu")
+        hosts = [child.sim.on_host(t) for t in tensors]
+        if not all(hosts) and any(h and t.dim() > 0 for t, h in zip(tensors, hosts, strict=True)):
+            child.sim.refuse(
+                f"Expected all tensors to be on the same device, but found at least two devices, "
+                f"{SIM} and cpu!"
+            )
+        if given is not None:
+            return SIM if torch.device(given).type == SIM.type else torch.device("cpu")
+        return torch.device("cpu") if not tensors or all(hosts) else SIM
+
+    @staticmethod
+    def backward(ctx, *grads):
+        values = {"args": to_result(list(ctx.args)), "kwargs": to_result(ctx.kwargs)}
+        values["grads"] = [to_result(g) for g in grads]
+        out = ctx.child.ask(ctx.name, values)
+        return (None, None, None, None, *out)
+
+
 class Child:
     """Serves the judge's requests on one socket; ``handle`` also runs in-process for the
     reference (see judge.ReferenceSession), so both paths share this code."""
@@ -462,6 +512,7 @@ class Child:
         self.ns = namespace
         self.sources = []
         self.sim = None  # SimulatedDevice, once a load asks for it (a CPU grader)
+        self.device = None  # the device of the request being served
 
     def serve(self):
         """Each request: one tag byte, with a memfd attached when the judge shares the inputs'
@@ -494,6 +545,7 @@ class Child:
         op = header.get("op")
         if op == "bye":
             return None
+        self.device = header.get("device")
         if op == "load" and header.get("simulate"):
             self.sim = SimulatedDevice()
         if self.sim is not None:
@@ -544,7 +596,47 @@ class Child:
                     exec(compile(src, f"<solution cell {i + 1}>", "exec"), self.ns)
             except BaseException as e:
                 errors.append(f"cell {i + 1}: {short_error(e)}{cell_location(e, self.sources)}")
+        for name in values.get("given") or ():
+            if callable(self.ns.get(str(name))):
+                self.ns[str(name)] = self.given(str(name), self.ns[str(name)])
         return {"errors": errors}
+
+    def given(self, name, own):
+        """The student's helper ``name`` answered by the judge instead (a check that grades a
+        function calling it takes the helper as given: a mistake in the helper costs only the
+        helper's own item). Only data crosses: the call's values go to the judge over this
+        child's socket and the result comes back, and so does the backward for the tensors that
+        need gradients. No reference code is here. Where the judge cannot answer (a call that
+        does not fit the notebook's signature), the student's own ``own`` runs."""
+        child = self
+
+        def helper(*args, **kwargs):
+            tensors = [v for v in [*args, *kwargs.values()] if isinstance(v, torch.Tensor)]
+            try:
+                return Given.apply(child, name, args, kwargs, *tensors)
+            except GivenRefused:
+                return own(*args, **kwargs)
+
+        helper.__name__ = helper.__qualname__ = name
+        return helper
+
+    def ask(self, name, values):
+        """One question to the judge about the given helper ``name`` -> its answer's values;
+        GivenRefused when the judge could not answer."""
+        with torch._C.DisableTorchFunction():  # plain tensors on the wire, as in a reply
+            try:
+                question = wire.encode({"ok": True, "given": name}, values)
+            except Exception as e:
+                raise GivenRefused(short_error(e)) from None
+            self.sock.sendall(question)
+            tag, _, _, _ = socket.recv_fds(self.sock, 1, 1)
+            if tag != b"N":
+                raise EOFError("the judge stopped answering")
+            head, blob = wire.read_frame(self.sock.recv)
+            header, out = wire.decode(head, blob, device=self.device)
+        if header.get("ok") is not True or "value" not in out:
+            raise GivenRefused(str(header.get("error", ""))[:200])
+        return out["value"]
 
     def op_exec(self, header, values):
         """Run a public test cell (code the student saw; the judge holds it) on a copy of the

@@ -92,7 +92,7 @@ MISTAKES = [
     drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
     return logits.masked_fill(drop, float("-inf"))
 ''',
-        "fails": ["test_top_p_filter", "test_generate"],
+        "fails": ["test_top_p_filter"],
         "says": "crosses p",
     },
     {
@@ -107,7 +107,7 @@ MISTAKES = [
     keep = keep | (logits == logits.amax(dim=-1, keepdim=True))
     return logits.masked_fill(~keep, float("-inf"))
 ''',
-        "fails": ["test_top_p_filter", "test_generate"],
+        "fails": ["test_top_p_filter"],
         "says": "top_p_filter [",
     },
     {
@@ -154,7 +154,7 @@ MISTAKES = [
     seen = logits.gather(-1, prev_ids)
     return logits.scatter(-1, prev_ids, seen / penalty)
 ''',
-        "fails": ["test_repetition_penalty", "test_generate"],
+        "fails": ["test_repetition_penalty"],
         "says": "negative logits are multiplied",
     },
     {
@@ -170,7 +170,7 @@ MISTAKES = [
             out[b, t] = z / penalty if z > 0 else z * penalty
     return out
 ''',
-        "fails": ["test_repetition_penalty", "test_generate"],
+        "fails": ["test_repetition_penalty"],
         "says": "repeated ids are penalised once",
     },
     {
@@ -242,7 +242,7 @@ MISTAKES = [
     hits = hits.scatter_add(-1, grams[..., -1], match.long())
     return logits.masked_fill(hits > 0, float("-inf"))
 ''',
-        "fails": ["test_no_repeat_ngram", "test_generate"],
+        "fails": ["test_no_repeat_ngram"],
         "says": "장치(device)",
     },
     {
@@ -751,7 +751,7 @@ MISTAKES += [
             'torch.full_like(logits, float("-inf"))',
             'torch.full(logits.shape, float("-inf"), dtype=logits.dtype)',
         ),
-        [TOP_K, GENERATE],
+        [TOP_K],
         "장치(device)",
     ),
     _entry(
@@ -797,7 +797,7 @@ MISTAKES += [
             "keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)",
             "keep = torch.zeros(logits.shape, dtype=torch.bool).scatter(-1, order, keep_sorted)",
         ),
-        [TOP_P, GENERATE],
+        [TOP_P],
         "장치(device)",
     ),
     _entry(
@@ -821,7 +821,7 @@ MISTAKES += [
     out[:, ids] = torch.where(seen > 0, seen / penalty, seen * penalty)
     return out
 ''',
-        [PENALTY, GENERATE],
+        [PENALTY],
         "apply_repetition_penalty",
     ),
     _entry(
@@ -834,7 +834,7 @@ MISTAKES += [
     penalised = torch.where(logits > 0, logits / penalty, logits * penalty)
     return torch.where(seen, penalised, logits)
 ''',
-        [PENALTY, GENERATE],
+        [PENALTY],
         "장치(device)",
     ),
     # ------------------------------------------------------------------ no_repeat_ngram_ban
@@ -843,7 +843,7 @@ MISTAKES += [
         "logic",
         "no_repeat_ngram_ban",
         _fix(_NGRAM, "grams = ids.unfold(-1, n, 1)", "grams = ids.unfold(-1, n, 1)[:, :-1]"),
-        [NGRAM, GENERATE],
+        [NGRAM],
         "no_repeat_ngram_ban",
     ),
     _entry(
@@ -851,7 +851,7 @@ MISTAKES += [
         "logic",
         "no_repeat_ngram_ban",
         _fix(_NGRAM, "if n <= 0 or L < n:", "if L < n:"),
-        [NGRAM, GENERATE],
+        [NGRAM],
         "no_repeat_ngram_ban",
     ),
     _entry(

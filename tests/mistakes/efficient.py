@@ -108,7 +108,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
         weights = weights.masked_fill(~mask, 0.0)
     return weights @ v
 """,
-        "fails": ["test_grouped_query_attention", "test_kv_cached_attention"],
+        "fails": ["test_grouped_query_attention"],
         "says": "GQA",
     },
     {
@@ -157,7 +157,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
     return torch.nan_to_num(out)
 """,
-        "fails": ["test_grouped_query_attention", "test_kv_cached_attention"],
+        "fails": ["test_grouped_query_attention"],
         "says": "쓸 수 없습니다",
     },
     {
@@ -176,7 +176,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
         weights = weights.masked_fill(~mask, 0.0)
     return weights @ v
 """,
-        "fails": ["test_grouped_query_attention", "test_kv_cached_attention"],
+        "fails": ["test_grouped_query_attention"],
         "says": "다릅니다",
     },
     {
@@ -568,7 +568,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
         weights = weights.masked_fill(~mask, 0.0)
     return weights @ v
 """,
-        "fails": [GQA, KV],
+        "fails": [GQA],
         "says": "제자리",
     },
     {
@@ -583,7 +583,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     weights = torch.where(torch.isnan(weights), torch.zeros(weights.shape, dtype=q.dtype), weights)
     return weights @ v
 """,
-        "fails": [GQA, KV],
+        "fails": [GQA],
         "says": "장치",
     },
     {

@@ -51,7 +51,7 @@ MISTAKES = [
     S = T if S is None else S
     return torch.ones(T, S, dtype=torch.bool, device=device).tril(diagonal=S - T - 1)
 """,
-        "fails": [CM, CA],
+        "fails": [CM],
         "says": "causal_mask",
     },
     {
@@ -84,7 +84,7 @@ MISTAKES = [
     S = T if S is None else S
     return torch.ones(T, S, dtype=torch.bool, device=device).triu(diagonal=S - T + 1)
 """,
-        "fails": [CM, CA],
+        "fails": [CM],
         "says": "causal_mask",
     },
     {
@@ -409,7 +409,7 @@ MISTAKES += [
         S = T
     return torch.ones(T, S, device=device).tril(S - T)
 """,
-        "fails": [CM, CA],
+        "fails": [CM],
         "says": "bool",
     },
     {

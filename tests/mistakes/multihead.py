@@ -17,12 +17,7 @@ def merge_heads(x):
     B, h, T, d_head = x.shape
     return x.transpose(1, 2).contiguous().view(B, T, h * d_head)
 ''',
-        "fails": [
-            "test_split_heads",
-            "test_multihead_attention",
-            "test_mha_mask_cross",
-            "test_torch_mha",
-        ],
+        "fails": ["test_split_heads"],  # the attention checks take the helpers as given
         "says": "값이 다릅니다",
     },
     {
@@ -40,12 +35,7 @@ def merge_heads(x):
     B, h, T, d_head = x.shape
     return x.reshape(B, T, h * d_head)
 ''',
-        "fails": [
-            "test_split_heads",
-            "test_multihead_attention",
-            "test_mha_mask_cross",
-            "test_torch_mha",
-        ],
+        "fails": ["test_split_heads"],  # the attention checks take the helpers as given
         "says": "값이 다릅니다",
     },
     {
@@ -63,12 +53,7 @@ def merge_heads(x):
     B, h, T, d_head = x.shape
     return x.transpose(1, 2).view(B, T, h * d_head)
 ''',
-        "fails": [
-            "test_split_heads",
-            "test_multihead_attention",
-            "test_mha_mask_cross",
-            "test_torch_mha",
-        ],
+        "fails": ["test_split_heads"],  # the attention checks take the helpers as given
         "says": "view",
     },
     {
@@ -854,7 +839,7 @@ MISTAKES += [
             "return x.transpose(1, 2).contiguous().view(B, T, h * d_head)",
             "return x.transpose(1, 2).reshape(B, T, -1)",
         ),
-        [SPLIT, MASK_CROSS],
+        [SPLIT],
         "merge_heads",
     ),
     # ------------------------------------------------------------------ wrapper
