@@ -465,12 +465,8 @@ class Grading:
         """The student's definitions the current test function ran, with their dependencies
         (not those of the helpers it takes as given: the judge answered those calls)."""
         used = {n for s in self.students for n in s.used}
-        todo = list(used)
-        while todo:
-            for dep in self.facts.uses.get(todo.pop(), ()):
-                if dep in self.facts.uses and dep not in used and dep not in self.given:
-                    used.add(dep)
-                    todo.append(dep)
+        for name in list(used):
+            used |= self.facts.dependencies(name, skip=self.given)
         return used
 
     def check_policy(self, names):

@@ -219,13 +219,14 @@ class CodeFacts:
                 self.uses[name] = self.uses.get(name, set()) | (refs - {name})
         self._hits = {}
 
-    def dependencies(self, name, seen=None):
-        """Student-defined names that ``name`` uses, directly or through others."""
+    def dependencies(self, name, seen=None, skip=()):
+        """Student-defined names that ``name`` uses, directly or through others (not through
+        or into the names of ``skip``)."""
         seen = set() if seen is None else seen
         for dep in self.uses.get(name, ()):
-            if dep in self.uses and dep not in seen:
+            if dep in self.uses and dep not in seen and dep not in skip:
                 seen.add(dep)
-                self.dependencies(dep, seen)
+                self.dependencies(dep, seen, skip)
         return seen
 
     def _scan(self, key, find):
