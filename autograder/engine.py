@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import queue
+import shutil
 import socket
 import subprocess
 import sys
@@ -80,15 +81,17 @@ class Judge:
         self.file = None
         self.fresh = False  # started, "ready" not read yet
         self.limits_sent = 0  # the engine's limits version this process has
-        self.log_path = None
+        self.tmp = None  # the judge's folder: its log and its sandbox's folder, removed by stop()
         self.thread = threading.Thread(target=self.run, daemon=True, name=f"judge-{slot}")
 
     def start(self):
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        settings = dict(self.engine.settings, fd=theirs.fileno(), slot=self.slot)
+        # the judge is SIGKILLed when it stops (it may be stuck in a check), so what it leaves in
+        # its folder is removed from here
+        self.tmp = tempfile.mkdtemp(prefix=f"autograder-judge{self.slot}-")
+        settings = dict(self.engine.settings, fd=theirs.fileno(), slot=self.slot, tmp=self.tmp)
         self.limits_sent = self.engine.limits_version
-        fd, self.log_path = tempfile.mkstemp(prefix=f"autograder-judge{self.slot}-", suffix=".log")
-        with os.fdopen(fd, "wb") as errlog:
+        with open(self.log_path, "wb") as errlog:
             cmd = [sys.executable, "-m", "autograder.judge_process", json.dumps(settings)]
             # only the course's pytest plugin (judge_process loads it), not every plugin the venv
             # has installed (anyio's alone costs 0.6 s of start-up); one torch thread: a check's
@@ -106,6 +109,10 @@ class Judge:
             )
         theirs.close()
         self.sock, self.file, self.fresh = mine, mine.makefile("rwb"), True
+
+    @property
+    def log_path(self):
+        return os.path.join(self.tmp, "judge.log")
 
     def receive(self, timeout):
         self.sock.settimeout(timeout)
@@ -159,9 +166,9 @@ class Judge:
             self.file.close()
             self.sock.close()
             self.file = self.sock = None
-        if self.log_path:
-            Path(self.log_path).unlink(missing_ok=True)
-            self.log_path = None
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
 
 
 class Engine:

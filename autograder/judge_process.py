@@ -168,7 +168,9 @@ def main():
     from autograder.sandbox import Sandbox, SandboxLimits
 
     limits = SandboxLimits(**settings["limits"])
-    sandbox = Sandbox(slot=settings["slot"], limits=limits, unsafe=settings["unsafe"])
+    sandbox = Sandbox(
+        slot=settings["slot"], limits=limits, unsafe=settings["unsafe"], tmp_root=settings["tmp"]
+    )
     sandbox.start_async()  # the zygote imports torch while this process imports the checks
     sock = socket.socket(fileno=settings["fd"])
     loop = JudgeLoop(sock, sandbox, settings["run_seed"])

@@ -306,8 +306,11 @@ def uid_in_use(uid):
 class Sandbox:
     """A bwrap container with a warm zygote; restarted on demand after a failure."""
 
-    def __init__(self, slot=0, limits=None, unsafe=False, uid_base=61000):
+    def __init__(self, slot=0, limits=None, unsafe=False, uid_base=61000, tmp_root=None):
+        """``tmp_root``: where the sandbox's own folder goes (the system's temporary folder by
+        default); a judge passes a folder its engine removes, as a SIGKILLed judge cannot."""
         self.slot = slot
+        self.tmp_root = tmp_root
         self.limits = limits or SandboxLimits()
         self.unsafe = unsafe
         self.uid, self._uid_lock = None, None
@@ -325,7 +328,7 @@ class Sandbox:
         self.close()
         judge_ctl, worker_ctl = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         fd = worker_ctl.fileno()
-        self.tmp = tempfile.mkdtemp(prefix="autograder-")
+        self.tmp = tempfile.mkdtemp(prefix="autograder-", dir=self.tmp_root)
         if self.unsafe:
             scratch = os.path.join(self.tmp, "scratch")
             os.mkdir(scratch)

@@ -345,6 +345,19 @@ def good_public_test_passes(engine):
     return report.verdicts["test_softmax"].passed
 
 
+def test_closed_engine_leaves_no_folder_behind(tmp_path, monkeypatch):
+    """A judge is SIGKILLed when its engine closes, so it cannot clean up after itself: its log
+    and its sandbox's folder live in a folder the engine removes."""
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    eng = Engine(jobs=1, checks_dir=CHECKS, assignments=["demo"])
+    try:
+        assert grade_demo(eng, list(GOOD.values()))["test_softmax"].passed
+        assert any(tmp_path.glob("autograder-judge0-*/autograder-*/zygote.log"))
+    finally:
+        eng.close()
+    assert not list(tmp_path.iterdir())
+
+
 def test_student_cannot_fake_results(demo_engine):
     """Monkeypatching torch, always-true __eq__ subclasses and input transformers stay in the
     worker; the judge compares plain tensors itself."""
