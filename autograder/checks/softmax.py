@@ -57,34 +57,34 @@ def compare(student, name, case, args, kwargs, expected, tol=None):
 
 # case label -> (rng, device) -> (x, kwargs, tolerance); the label says what makes it hard
 STABLE = {
-    "logits~3000": lambda rng, d: (randn(rng, 4, 7, scale=3000.0, device=d), {}, None),
+    "로짓~3000": lambda rng, d: (randn(rng, 4, 7, scale=3000.0, device=d), {}, None),
     "dim=1": lambda rng, d: (randn(rng, 3, 5, 6, dtype=F64, device=d), {"dim": 1}, None),
     "dim=0": lambda rng, d: (randn(rng, 3, 5, 6, dtype=F64, device=d), {"dim": 0}, None),
-    "1-d": lambda rng, d: (torch.tensor([-5000.0, 1000.0, 999.0, 0.0], device=d), {}, None),
-    "logits~+max(float32)": lambda rng, d: (
+    "1차원": lambda rng, d: (torch.tensor([-5000.0, 1000.0, 999.0, 0.0], device=d), {}, None),
+    "로짓~+max(float32)": lambda rng, d: (
         randn(rng, 3, 6, scale=1e37, shift=extreme(F32), device=d),
         {},
         None,
     ),
-    "logits~-max(float32)": lambda rng, d: (
+    "로짓~-max(float32)": lambda rng, d: (
         randn(rng, 3, 6, scale=1e37, shift=-extreme(F32), device=d),
         {},
         None,
     ),
-    "-inf entries, a row all -inf": lambda rng, d: (masked_rows(rng, d), {}, None),
-    "almost all -inf, dim=1": lambda rng, d: (almost_all_neg_inf(rng, d), {"dim": 1}, None),
+    "-inf 원소, 전부 -inf인 행": lambda rng, d: (masked_rows(rng, d), {}, None),
+    "거의 전부 -inf, dim=1": lambda rng, d: (almost_all_neg_inf(rng, d), {"dim": 1}, None),
     "float16": lambda rng, d: (
         randn(rng, 3, 8, scale=20.0, dtype=F16, device=d),
         {},
         HALF_TOL[F16],
     ),
-    "float16, a row all -inf": lambda rng, d: (masked_rows(rng, d).half(), {}, HALF_TOL[F16]),
+    "float16, 전부 -inf인 행": lambda rng, d: (masked_rows(rng, d).half(), {}, HALF_TOL[F16]),
     "bfloat16": lambda rng, d: (
         randn(rng, 3, 8, scale=20.0, dtype=BF16, device=d),
         {},
         HALF_TOL[BF16],
     ),
-    "logits~+max(float16)": lambda rng, d: (
+    "로짓~+max(float16)": lambda rng, d: (
         randn(rng, 2, 5, scale=100.0, shift=extreme(F16), dtype=F16, device=d),
         {},
         HALF_TOL[F16],
@@ -102,11 +102,11 @@ def test_softmax_stable(student, rng, device, case):
 TEMPERATURE = {
     "temperature=0.5": lambda rng, d: (randn(rng, 4, 9, scale=3.0, device=d), {"temperature": 0.5}),
     "temperature=10": lambda rng, d: (randn(rng, 4, 9, scale=3.0, device=d), {"temperature": 10.0}),
-    "logits~1000, temperature=0.05, dim=0": lambda rng, d: (
+    "로짓~1000, temperature=0.05, dim=0": lambda rng, d: (
         randn(rng, 3, 5, scale=1000.0, dtype=F64, device=d),
         {"dim": 0, "temperature": 0.05},
     ),
-    "-inf entries, temperature=3": lambda rng, d: (
+    "-inf 원소, temperature=3": lambda rng, d: (
         with_neg_inf(randn(rng, 2, 6, device=d), rng),
         {"temperature": 3.0},
     ),
@@ -131,7 +131,7 @@ JACOBIAN = {
     "p (5,)": lambda rng, d: probabilities(rng, (5,), F64, d),
     "p (3, 4)": lambda rng, d: probabilities(rng, (3, 4), F32, d),
     "p (2, 3, 6)": lambda rng, d: probabilities(rng, (2, 3, 6), F64, d),
-    "p with zeros, one-hot row": lambda rng, d: torch.tensor(
+    "0이 있는 p, 원-핫 행": lambda rng, d: torch.tensor(
         [[0.5, 0.0, 0.5], [0.0, 1.0, 0.0]], dtype=F64, device=d
     ),
     "p float16 (2, 5)": lambda rng, d: probabilities(rng, (2, 5), F16, d),
@@ -153,20 +153,20 @@ def test_softmax_jacobian(student, rng, device, case):
 # ----------------------------------------------------------------------------- log-softmax
 
 LOG_SOFTMAX = {
-    "logits~5000": lambda rng, d: (randn(rng, 4, 7, scale=5000.0, device=d), {}, (1e-5, 1e-3)),
+    "로짓~5000": lambda rng, d: (randn(rng, 4, 7, scale=5000.0, device=d), {}, (1e-5, 1e-3)),
     "dim=1": lambda rng, d: (randn(rng, 3, 4, 5, dtype=F64, device=d), {"dim": 1}, None),
-    "softmax underflows to 0": lambda rng, d: (
+    "소프트맥스가 0으로 언더플로": lambda rng, d: (
         torch.tensor([[0.0, -200.0, 200.0]], device=d),
         {},
         None,
     ),
-    "-inf entries": lambda rng, d: (with_neg_inf(randn(rng, 3, 6, device=d), rng), {}, None),
-    "float64, logits~30": lambda rng, d: (
+    "-inf 원소": lambda rng, d: (with_neg_inf(randn(rng, 3, 6, device=d), rng), {}, None),
+    "float64, 로짓~30": lambda rng, d: (
         randn(rng, 3, 7, scale=30.0, dtype=F64, device=d),
         {},
         None,
     ),
-    "logits~-max(float32)": lambda rng, d: (
+    "로짓~-max(float32)": lambda rng, d: (
         randn(rng, 2, 5, scale=1e37, shift=-extreme(F32), device=d),
         {},
         (1e-5, 1e-3),
@@ -195,33 +195,37 @@ def ignored(rng, d):
 
 
 CROSS_ENTROPY = {
-    "mean": lambda rng, d: (randn(rng, 6, 5, scale=2.0, device=d), classes(rng, 5, 6, d=d), {}),
-    "sum": lambda rng, d: (
+    'reduction="mean"': lambda rng, d: (
+        randn(rng, 6, 5, scale=2.0, device=d),
+        classes(rng, 5, 6, d=d),
+        {},
+    ),
+    'reduction="sum"': lambda rng, d: (
         randn(rng, 6, 5, scale=2.0, device=d),
         classes(rng, 5, 6, d=d),
         {"reduction": "sum"},
     ),
-    "none": lambda rng, d: (
+    'reduction="none"': lambda rng, d: (
         randn(rng, 6, 5, scale=2.0, device=d),
         classes(rng, 5, 6, d=d),
         {"reduction": "none"},
     ),
-    "(B, T, C) with target -100": lambda rng, d: (
+    "(B, T, C), target에 -100": lambda rng, d: (
         randn(rng, 2, 4, 7, dtype=F64, device=d),
         ignored(rng, d),
         {},
     ),
-    "(B, T, C), -100, none": lambda rng, d: (
+    '(B, T, C), -100, reduction="none"': lambda rng, d: (
         randn(rng, 2, 4, 7, dtype=F64, device=d),
         ignored(rng, d),
         {"reduction": "none"},
     ),
-    "ignore_index=3, logits~1000": lambda rng, d: (
+    "ignore_index=3, 로짓~1000": lambda rng, d: (
         randn(rng, 5, 4, scale=1000.0, device=d),
         torch.tensor([0, 3, 1, 3, 2], device=d),
         {"ignore_index": 3},
     ),
-    "ignore_index=3, sum": lambda rng, d: (
+    'ignore_index=3, reduction="sum"': lambda rng, d: (
         randn(rng, 5, 4, scale=1000.0, device=d),
         torch.tensor([0, 3, 1, 3, 2], device=d),
         {"ignore_index": 3, "reduction": "sum"},

@@ -14,7 +14,7 @@ MISTAKES = [
     return e / e.sum(dim=dim, keepdim=True)
 """,
         "fails": [STABLE, TEMP],
-        "says": "logits~3000",
+        "says": "로짓~3000",
     },
     {
         "name": "no_temperature",
@@ -162,7 +162,7 @@ MISTAKES = [
     return torch.log(softmax(x, dim=dim).clamp_min(1e-30))
 """,
         "fails": [LOG],
-        "says": "log_softmax [logits~5000]",
+        "says": "log_softmax [로짓~5000]",
     },
     {
         "name": "ce_mean_over_ignored",
@@ -200,7 +200,7 @@ MISTAKES = [
     return nll.sum() / keep.sum()
 """,
         "fails": [CE],
-        "says": "cross_entropy [mean]",
+        "says": 'cross_entropy [reduction="mean"]',
     },
     {
         "name": "ce_overwrites_target",
