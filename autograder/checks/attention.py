@@ -60,12 +60,12 @@ def huge_tokens(rng, d):
 
 
 SIMPLE = {
-    "(T, d) = (6, 3) book example": lambda rng, d: ref.example_inputs(device=d),
+    "(T, d) = (6, 3) 책의 예제": lambda rng, d: ref.example_inputs(device=d),
     "(B, T, d)": lambda rng, d: randn(rng, 3, 5, 4, device=d),
     "(B, h, T, d), float64": lambda rng, d: randn(rng, 2, 3, 4, 8, dtype=F64, device=d),
     "T=1": lambda rng, d: randn(rng, 2, 1, 5, device=d),
-    "scores~7000": lambda rng, d: randn(rng, 2, 6, 8, scale=30.0, device=d),
-    "scores~±1.7e38 (d=1)": huge_tokens,
+    "점수~7000": lambda rng, d: randn(rng, 2, 6, 8, scale=30.0, device=d),
+    "점수~±1.7e38 (d=1)": huge_tokens,
     "float16": lambda rng, d: randn(rng, 2, 5, 8, scale=0.4, dtype=F16, device=d),
     "bfloat16": lambda rng, d: randn(rng, 2, 5, 8, scale=0.4, dtype=BF16, device=d),
 }
@@ -105,19 +105,19 @@ def edge_of_range(rng, lead, T, S, d_v, dtype, d, sign=-1.0):
 
 
 SDPA = {
-    "(T, d) unbatched, T=S": lambda rng, d: qkv(rng, (), 6, 6, 8, 8, d=d),
+    "(T, d) 배치 차원 없음, T=S": lambda rng, d: qkv(rng, (), 6, 6, 8, 8, d=d),
     "(B, T, d), T != S, d_k != d_v": lambda rng, d: qkv(rng, (3,), 4, 7, 8, 5, d=d),
     "(B, h, T, d)": lambda rng, d: qkv(rng, (2, 3), 5, 5, 16, 16, d=d),
-    "3 leading dims, T > S": lambda rng, d: qkv(rng, (2, 2, 2), 6, 3, 4, 6, d=d),
-    "T=1 (one query)": lambda rng, d: qkv(rng, (2,), 1, 6, 8, 3, d=d),
-    "S=1 (one key)": lambda rng, d: qkv(rng, (2,), 4, 1, 8, 3, d=d),
+    "앞쪽 차원 3개, T > S": lambda rng, d: qkv(rng, (2, 2, 2), 6, 3, 4, 6, d=d),
+    "T=1 (쿼리 1개)": lambda rng, d: qkv(rng, (2,), 1, 6, 8, 3, d=d),
+    "S=1 (키 1개)": lambda rng, d: qkv(rng, (2,), 4, 1, 8, 3, d=d),
     "float64, d_k=64": lambda rng, d: qkv(rng, (2,), 5, 9, 64, 7, dtype=F64, d=d),
-    "scores~±40 (saturated)": lambda rng, d: qkv(rng, (2,), 5, 6, 16, 4, d=d, scale=3.5),
-    "scores~+max(float32), d_k=1": lambda rng, d: edge_of_range(rng, (2,), 4, 6, 3, F32, d, 1.0),
-    "scores~-max(float32), d_k=1": lambda rng, d: edge_of_range(rng, (2,), 4, 6, 3, F32, d),
+    "점수~±40 (포화)": lambda rng, d: qkv(rng, (2,), 5, 6, 16, 4, d=d, scale=3.5),
+    "점수~+max(float32), d_k=1": lambda rng, d: edge_of_range(rng, (2,), 4, 6, 3, F32, d, 1.0),
+    "점수~-max(float32), d_k=1": lambda rng, d: edge_of_range(rng, (2,), 4, 6, 3, F32, d),
     "float16, T != S": lambda rng, d: qkv(rng, (2, 2), 5, 7, 16, 8, dtype=F16, d=d),
     "bfloat16, d_k != d_v": lambda rng, d: qkv(rng, (2, 2), 5, 5, 16, 4, dtype=BF16, d=d),
-    "scores~-max(float16), d_k=1": lambda rng, d: edge_of_range(rng, (2,), 4, 5, 3, F16, d),
+    "점수~-max(float16), d_k=1": lambda rng, d: edge_of_range(rng, (2,), 4, 5, 3, F16, d),
 }
 
 
@@ -171,55 +171,55 @@ def with_blocked_rows(m):
 
 
 MASKED = {
-    "causal (T, T), broadcast over (B, h)": lambda rng, d: (
+    "인과적 마스크 (T, T), (B, h)로 브로드캐스팅": lambda rng, d: (
         *qkv(rng, (2, 3), 5, 5, 8, 8, d=d),
         causal(5, 5, d),
     ),
-    "padding (B, 1, 1, S) with a length 0 (fully masked rows), T != S, d_k != d_v": lambda rng, d: (
+    "패딩 마스크 (B, 1, 1, S), 길이 0 포함 (전부 막힌 행), T != S, d_k != d_v": lambda rng, d: (
         *qkv(rng, (3, 2), 4, 6, 8, 5, d=d),
         padding([6, 2, 0], 6, d),
     ),
-    "(B, h, T, S) random, fully masked rows": lambda rng, d: (
+    "(B, h, T, S) 무작위, 전부 막힌 행": lambda rng, d: (
         *qkv(rng, (2, 2), 4, 6, 4, 6, d=d),
         with_blocked_rows(keep(rng, 2, 2, 4, 6, d=d)),
     ),
-    "(T, d) unbatched, mask (T, S), T != S": lambda rng, d: (
+    "(T, d) 배치 차원 없음, mask (T, S), T != S": lambda rng, d: (
         *qkv(rng, (), 3, 5, 8, 4, d=d),
         causal(3, 5, d),
     ),
-    "mask all True": lambda rng, d: (
+    "mask 전부 True": lambda rng, d: (
         *qkv(rng, (2,), 4, 6, 8, 3, d=d),
         torch.ones(4, 6, dtype=torch.bool, device=d),
     ),
-    "all False": lambda rng, d: (
+    "mask 전부 False": lambda rng, d: (
         *qkv(rng, (2,), 3, 4, 8, 5, d=d),
         torch.zeros(3, 4, dtype=torch.bool, device=d),
     ),
-    "float64, causal & padding (B, 1, T, S)": lambda rng, d: (
+    "float64, 인과적 & 패딩 마스크 (B, 1, T, S)": lambda rng, d: (
         *qkv(rng, (2, 2), 5, 5, 16, 16, dtype=F64, d=d),
         causal(5, 5, d) & padding([5, 3], 5, d),
     ),
-    "scores~-max(float32), d_k=1, fully masked row": lambda rng, d: (
+    "점수~-max(float32), d_k=1, 전부 막힌 행": lambda rng, d: (
         *edge_of_range(rng, (2,), 4, 6, 3, F32, d),
         with_blocked_rows(keep(rng, 2, 4, 6, d=d)),
     ),
-    "scores~-max(float64), d_k=1": lambda rng, d: (
+    "점수~-max(float64), d_k=1": lambda rng, d: (
         *edge_of_range(rng, (2,), 4, 6, 3, F64, d),
         keep(rng, 4, 6, p=0.5, d=d) | torch.eye(4, 6, dtype=torch.bool, device=d),
     ),
-    "float16, fully masked row, T != S": lambda rng, d: (
+    "float16, 전부 막힌 행, T != S": lambda rng, d: (
         *qkv(rng, (2, 2), 4, 6, 16, 8, dtype=F16, d=d),
         with_blocked_rows(keep(rng, 2, 1, 4, 6, d=d)),
     ),
-    "bfloat16, causal & padding": lambda rng, d: (
+    "bfloat16, 인과적 & 패딩 마스크": lambda rng, d: (
         *qkv(rng, (2, 2), 5, 5, 16, 4, dtype=BF16, d=d),
         causal(5, 5, d) & padding([5, 2], 5, d),
     ),
-    "scores~-max(float16), d_k=1": lambda rng, d: (
+    "점수~-max(float16), d_k=1": lambda rng, d: (
         *edge_of_range(rng, (2,), 4, 5, 3, F16, d),
         with_blocked_rows(keep(rng, 2, 4, 5, d=d)),
     ),
-    "scores~-max(bfloat16), d_k=1, T != S": lambda rng, d: (
+    "점수~-max(bfloat16), d_k=1, T != S": lambda rng, d: (
         *edge_of_range(rng, (2,), 3, 6, 4, BF16, d),
         causal(3, 6, d),
     ),
@@ -230,7 +230,7 @@ MASKED = {
 @pytest.mark.parametrize("case", list(MASKED))
 def test_sdpa_mask(student, rng, device, case):
     q, k, v, mask = MASKED[case](rng, device)
-    _, weights = compare_sdpa(student, case, q, k, v, mask, positional="unbatched" in case)
+    _, weights = compare_sdpa(student, case, q, k, v, mask, positional="배치 차원 없음" in case)
     weights = weights.cpu()
     if (weights[~mask.cpu().expand_as(weights)] != 0).any():
         fail(
@@ -245,7 +245,7 @@ def test_sdpa_mask(student, rng, device, case):
 NAMES = ("W_query", "W_key", "W_value")
 CONVERT = {
     "d_in=3, d_out=2": (3, 2, F32),
-    "d_in=4, d_out=4 (square)": (4, 4, F32),
+    "d_in=4, d_out=4 (정사각)": (4, 4, F32),
     "d_in=2, d_out=5": (2, 5, F32),
     "d_in=6, d_out=3, float64": (6, 3, F64),
 }

@@ -28,7 +28,7 @@ MISTAKES = [
     return weights @ x, weights
 """,
         "fails": [SIMPLE],
-        "says": "book example",
+        "says": "책의 예제",
     },
     {
         "name": "simple_dot_T",
@@ -53,7 +53,7 @@ MISTAKES = [
     return weights @ x, weights
 """,
         "fails": [SIMPLE],
-        "says": "scores~7000",
+        "says": "점수~7000",
     },
     {
         "name": "simple_context_only",
@@ -284,7 +284,7 @@ MISTAKES = [
     return weights @ v, weights
 """,
         "fails": [MASK],
-        "says": "fully masked",
+        "says": "전부 막힌",
     },
     {
         "name": "mask_finfo_min_uniform_rows",
@@ -298,7 +298,7 @@ MISTAKES = [
     return weights @ v, weights
 """,
         "fails": [MASK],
-        "says": "fully masked",
+        "says": "전부 막힌",
     },
     {
         "name": "mask_true_means_blocked",
