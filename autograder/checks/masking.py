@@ -31,17 +31,17 @@ def exact(student, name, args, kwargs, expected, what, inputs):
 
 # ----------------------------------------------------------------------------- masks
 
-CAUSAL = [(1, None), (5, None), (6, 6), (3, 7), (1, 4), (4, 9), (2, "random"), (3, "default")]
+CAUSAL = [(1, None), (5, None), (6, 6), (3, 7), (1, 4), (4, 9), (2, "무작위"), (3, "기본값")]
 
 
 @pytest.mark.spec(builds_on_device=True)  # the notebook: made on `device` directly
 @pytest.mark.parametrize("T, S", CAUSAL, ids=[f"T={t},S={s}" for t, s in CAUSAL])
 def test_causal_mask(student, rng, device, T, S):
-    if S == "default":  # S given positionally, device=None: the default device (CPU)
+    if S == "기본값":  # S given positionally, device=None: the default device (CPU)
         what = "causal_mask(3, 5)"
         exact(student, "causal_mask", (3, 5), {}, ref.causal_mask(3, 5), what, {})
         return
-    if S == "random":
+    if S == "무작위":
         T = int(torch.randint(2, 9, (1,), generator=rng))
         S = T + int(torch.randint(0, 5, (1,), generator=rng))
     kwargs = {"device": device} if S is None else {"S": S, "device": device}
@@ -57,10 +57,10 @@ def lengths_mixed(rng, d):
 
 
 PADDING = {
-    "lengths with 0 and full": lambda rng, d: (lengths_mixed(rng, d), {}),
-    "S > max length": lambda rng, d: (lengths_mixed(rng, d), {"S": 10}),
-    "one sequence": lambda rng, d: (torch.tensor([3], device=d), {}),
-    "all lengths 0, S=4": lambda rng, d: (torch.zeros(2, dtype=torch.long, device=d), {"S": 4}),
+    "lengths에 0과 최대 길이 포함": lambda rng, d: (lengths_mixed(rng, d), {}),
+    "S > 최대 길이": lambda rng, d: (lengths_mixed(rng, d), {"S": 10}),
+    "시퀀스 1개": lambda rng, d: (torch.tensor([3], device=d), {}),
+    "lengths 전부 0, S=4": lambda rng, d: (torch.zeros(2, dtype=torch.long, device=d), {"S": 4}),
 }
 
 
@@ -79,8 +79,8 @@ def combine_cases(rng, d):
     b = random_mask(rng, 4, 6, device=d)
     c = random_mask(rng, 3, 1, 1, 6, device=d)
     return {
-        "causal (T,S) & padding (B,1,1,S)": (causal, pad),
-        "padding, None, causal": (pad, None, causal),
+        "인과적 (T,S) & 패딩 (B,1,1,S)": (causal, pad),
+        "패딩, None, 인과적": (pad, None, causal),
         "(B,h,T,S) & (T,S) & (B,1,1,S)": (a, b, c),
         "None, b": (None, b),
     }
@@ -130,12 +130,12 @@ MASKED = {
         (1e-5, 1e-6),
         {"dim": -2},
     ),
-    "scores~-max(float32)": lambda rng, d: (
+    "점수~-max(float32)": lambda rng, d: (
         *scores_and_mask(rng, d, F32, scale=1e36, shift=-extreme(F32)),
         (1e-5, 1e-6),
         {},
     ),
-    "scores~-max(float16)": lambda rng, d: (
+    "점수~-max(float16)": lambda rng, d: (
         *scores_and_mask(rng, d, F16, scale=2.0, shift=-extreme(F16)),
         HALF_TOL[F16],
         {},
@@ -252,9 +252,9 @@ def gradients(student, rng, device):
     )
     expected = {"input0": xr.grad, **{n: p.grad for n, p in model.named_parameters()}}
     for name, g in expected.items():
-        what = f"CausalAttention 의 기울기(gradient) {name}"
+        what = f"CausalAttention 의 그래디언트(gradient) {name}"
         if name not in out["grads"]:
-            fail(f"{what}: 기울기가 없습니다")
+            fail(f"{what}: 그래디언트가 없습니다")
         assert_close(out["grads"][name], g, what=what, inputs={"x": x}, rtol=1e-4, atol=1e-5)
 
 
@@ -286,14 +286,16 @@ def dropout(student, rng, device, p):
 
 
 ATTENTION = {
-    "eval, no bias, T=context_length": lambda s, r, d: eval_output(s, r, d, "no bias", None),
-    "eval, no bias, T=3": lambda s, r, d: eval_output(s, r, d, "no bias", 3),
-    "eval, bias, dropout=0.5, T=context_length": lambda s, r, d: eval_output(s, r, d, "bias", None),
-    "eval, bias, dropout=0.5, T=3": lambda s, r, d: eval_output(s, r, d, "bias", 3),
-    "gradients": gradients,
-    "train, dropout=0.5": lambda s, r, d: dropout(s, r, d, 0.5),
-    "train, dropout=0.1": lambda s, r, d: dropout(s, r, d, 0.1),
-    "train, dropout=0.0": lambda s, r, d: dropout(s, r, d, 0.0),
+    "eval(), 편향 없음, T=context_length": lambda s, r, d: eval_output(s, r, d, "no bias", None),
+    "eval(), 편향 없음, T=3": lambda s, r, d: eval_output(s, r, d, "no bias", 3),
+    "eval(), 편향 있음, dropout=0.5, T=context_length": lambda s, r, d: eval_output(
+        s, r, d, "bias", None
+    ),
+    "eval(), 편향 있음, dropout=0.5, T=3": lambda s, r, d: eval_output(s, r, d, "bias", 3),
+    "그래디언트": gradients,
+    "train(), dropout=0.5": lambda s, r, d: dropout(s, r, d, 0.5),
+    "train(), dropout=0.1": lambda s, r, d: dropout(s, r, d, 0.1),
+    "train(), dropout=0.0": lambda s, r, d: dropout(s, r, d, 0.0),
 }
 
 

@@ -171,7 +171,7 @@ MISTAKES = [
 """
         + RENORM,
         "fails": [MS],
-        "says": "scores~-max",
+        "says": "점수~-max",
     },
     {
         "name": "fully_masked_rows_uniform",
