@@ -62,31 +62,31 @@ def name_of(dtype):
 # ----------------------------------------------------------------------------- split / merge
 
 SPLIT = {
-    "split (2, 5, 12), h=3": lambda rng, d: ("split_heads", randn(rng, 2, 5, 12, device=d), 3),
-    "split h=1": lambda rng, d: ("split_heads", randn(rng, 1, 4, 6, device=d), 1),
-    "split d_head=1 (h=d)": lambda rng, d: ("split_heads", randn(rng, 2, 3, 4, device=d), 4),
-    "split T=1": lambda rng, d: ("split_heads", randn(rng, 3, 1, 8, device=d), 4),
-    "split float64": lambda rng, d: ("split_heads", randn(rng, 2, 6, 8, dtype=F64, device=d), 2),
-    "split bfloat16": lambda rng, d: ("split_heads", randn(rng, 2, 4, 12, dtype=BF16, device=d), 6),
-    "split int64 (0, 1, 2, ...)": lambda rng, d: (
+    "분할 (2, 5, 12), h=3": lambda rng, d: ("split_heads", randn(rng, 2, 5, 12, device=d), 3),
+    "분할 h=1": lambda rng, d: ("split_heads", randn(rng, 1, 4, 6, device=d), 1),
+    "분할 d_head=1 (h=d)": lambda rng, d: ("split_heads", randn(rng, 2, 3, 4, device=d), 4),
+    "분할 T=1": lambda rng, d: ("split_heads", randn(rng, 3, 1, 8, device=d), 4),
+    "분할 float64": lambda rng, d: ("split_heads", randn(rng, 2, 6, 8, dtype=F64, device=d), 2),
+    "분할 bfloat16": lambda rng, d: ("split_heads", randn(rng, 2, 4, 12, dtype=BF16, device=d), 6),
+    "분할 int64 (0, 1, 2, ...)": lambda rng, d: (
         "split_heads",
         torch.arange(2 * 3 * 8, device=d).view(2, 3, 8),
         2,
     ),
-    "merge (2, 3, 5, 4)": lambda rng, d: ("merge_heads", randn(rng, 2, 3, 5, 4, device=d), None),
-    "merge h=1": lambda rng, d: ("merge_heads", randn(rng, 2, 1, 5, 4, device=d), None),
-    "split T=0 (empty sequence)": lambda rng, d: ("split_heads", randn(rng, 2, 0, 12, device=d), 3),
-    "merge T=0 (empty sequence)": lambda rng, d: (
+    "병합 (2, 3, 5, 4)": lambda rng, d: ("merge_heads", randn(rng, 2, 3, 5, 4, device=d), None),
+    "병합 h=1": lambda rng, d: ("merge_heads", randn(rng, 2, 1, 5, 4, device=d), None),
+    "분할 T=0 (빈 시퀀스)": lambda rng, d: ("split_heads", randn(rng, 2, 0, 12, device=d), 3),
+    "병합 T=0 (빈 시퀀스)": lambda rng, d: (
         "merge_heads",
         randn(rng, 2, 3, 0, 4, device=d),
         None,
     ),
-    "merge float16": lambda rng, d: (
+    "병합 float16": lambda rng, d: (
         "merge_heads",
         randn(rng, 1, 4, 3, 2, dtype=F16, device=d),
         None,
     ),
-    "merge non-contiguous input": lambda rng, d: (
+    "병합, 메모리가 연속이 아닌 입력": lambda rng, d: (
         "merge_heads",
         randn(rng, 2, 5, 3, 4, dtype=F64, device=d).transpose(1, 2),
         None,
@@ -257,9 +257,9 @@ WRAPPER = {
     "h=1": (wcfg(4, 4, 5, 1), (2, 5), F32, "eval"),
     "T=1": (wcfg(4, 2, 5, 3), (2, 1), F32, "eval"),
     "float64": (wcfg(6, 2, 8, 3, bias=True), (2, 8), F64, "eval"),
-    "dropout=0.5, eval": (wcfg(4, 3, 6, 3, dropout=0.5), (2, 6), F32, "eval"),
-    "dropout=0.5, train, same seed": (wcfg(4, 3, 6, 3, dropout=0.5), (2, 6), F32, "train"),
-    "gradients": (wcfg(4, 2, 6, 2, bias=True), (2, 5), F32, "grad"),
+    "dropout=0.5, eval()": (wcfg(4, 3, 6, 3, dropout=0.5), (2, 6), F32, "eval"),
+    "dropout=0.5, train(), 같은 시드": (wcfg(4, 3, 6, 3, dropout=0.5), (2, 6), F32, "train"),
+    "그래디언트": (wcfg(4, 2, 6, 2, bias=True), (2, 5), F32, "grad"),
 }
 
 
@@ -280,8 +280,8 @@ def mcfg(d_in, d_out, ctx, h, dropout=0.0, bias=False, causal=True):
 
 
 MHA = {
-    "causal, h=2, d_out=2": (mcfg(3, 2, 6, 2), (2, 6), F32, "eval"),
-    "causal, qkv_bias, d_in != d_out, T < context_length": (
+    "causal=True, h=2, d_out=2": (mcfg(3, 2, 6, 2), (2, 6), F32, "eval"),
+    "causal=True, qkv_bias, d_in != d_out, T < context_length": (
         mcfg(8, 16, 12, 4, bias=True),
         (3, 9),
         F32,
@@ -293,15 +293,15 @@ MHA = {
     "T=1": (mcfg(4, 8, 6, 2), (3, 1), F32, "eval"),
     "float64": (mcfg(6, 12, 8, 3, bias=True), (2, 8), F64, "eval"),
     "bfloat16": (mcfg(8, 8, 8, 2, bias=True), (2, 8), BF16, "eval"),
-    "dropout=0.3, eval": (mcfg(6, 6, 7, 3, dropout=0.3), (2, 7), F32, "eval"),
-    "dropout=0.3, train, same seed": (mcfg(6, 6, 7, 3, dropout=0.3), (2, 7), F32, "train"),
-    "dropout=0.5, causal=False, train, same seed": (
+    "dropout=0.3, eval()": (mcfg(6, 6, 7, 3, dropout=0.3), (2, 7), F32, "eval"),
+    "dropout=0.3, train(), 같은 시드": (mcfg(6, 6, 7, 3, dropout=0.3), (2, 7), F32, "train"),
+    "dropout=0.5, causal=False, train(), 같은 시드": (
         mcfg(4, 8, 6, 2, dropout=0.5, bias=True, causal=False),
         (3, 6),
         F32,
         "train",
     ),
-    "gradients, qkv_bias": (mcfg(6, 6, 6, 2, bias=True), (2, 6), F32, "grad"),
+    "그래디언트, qkv_bias": (mcfg(6, 6, 6, 2, bias=True), (2, 6), F32, "grad"),
 }
 
 
@@ -338,17 +338,17 @@ def blocked_row(device):
 
 # label -> (rng, device) -> (config, x, kwargs, dtype, mode, qk_scale)
 MASKS = {
-    "mask (B,h,T,S), causal": lambda rng, d: (
+    "mask (B,h,T,S), causal=True": lambda rng, d: (
         mcfg(6, 6, 6, 3),
         randn(rng, 2, 5, 6, device=d),
         {"mask": random_keep(rng, 2, 3, 5, 5, device=d)},
     ),
-    "padding (B,1,1,S), causal": lambda rng, d: (
+    "패딩 (B,1,1,S), causal=True": lambda rng, d: (
         mcfg(6, 6, 8, 2, bias=True),
         randn(rng, 3, 7, 6, device=d),
         {"mask": lengths_mask([7, 4, 1], 7, d)},
     ),
-    "cross-attention, query length T=0, S=4": lambda rng, d: (
+    "크로스 어텐션, 쿼리 길이 T=0, S=4": lambda rng, d: (
         mcfg(6, 6, 6, 3, causal=False),
         randn(rng, 2, 0, 6, device=d),
         {"context": randn(rng, 2, 4, 6, device=d)},
@@ -358,17 +358,17 @@ MASKS = {
         randn(rng, 2, 6, 4, device=d),
         {"mask": random_keep(rng, 6, 6, device=d)},
     ),
-    "cross-attention T=3, S=7, padding": lambda rng, d: (
+    "크로스 어텐션 T=3, S=7, 패딩": lambda rng, d: (
         mcfg(8, 8, 8, 2, bias=True),
         randn(rng, 2, 3, 8, device=d),
         {"context": randn(rng, 2, 7, 8, device=d), "mask": lengths_mask([7, 2], 7, d)},
     ),
-    "cross-attention T=6 > S=2, causal=True (not applied)": lambda rng, d: (
+    "크로스 어텐션 T=6 > S=2, causal=True (적용 안 됨)": lambda rng, d: (
         mcfg(4, 4, 8, 2),
         randn(rng, 2, 6, 4, device=d),
         {"context": randn(rng, 2, 2, 4, device=d)},
     ),
-    "cross-attention float64, mask (B,1,T,S)": lambda rng, d: (
+    "크로스 어텐션 float64, mask (B,1,T,S)": lambda rng, d: (
         mcfg(6, 6, 8, 3, bias=True, causal=False),
         randn(rng, 2, 4, 6, dtype=F64, device=d),
         {
@@ -377,17 +377,17 @@ MASKS = {
         },
         F64,
     ),
-    "fully blocked query row -> zero weights": lambda rng, d: (
+    "모든 키가 막힌 쿼리 행 -> 가중치 0": lambda rng, d: (
         mcfg(4, 4, 5, 2, bias=True, causal=False),
         randn(rng, 2, 5, 4, device=d),
         {"mask": blocked_row(d)},
     ),
-    "cross-attention, a sequence of length 0": lambda rng, d: (
+    "크로스 어텐션, 길이 0인 시퀀스": lambda rng, d: (
         mcfg(4, 4, 5, 2, bias=True),
         randn(rng, 2, 3, 4, device=d),
         {"context": randn(rng, 2, 4, 4, device=d), "mask": lengths_mask([4, 0], 4, d)},
     ),
-    "scores ~1e6 (float32), padding": lambda rng, d: (
+    "점수 ~1e6 (float32), 패딩": lambda rng, d: (
         mcfg(4, 4, 6, 2),
         randn(rng, 2, 6, 4, scale=30.0, device=d),
         {"mask": lengths_mask([6, 3], 6, d)},
@@ -395,7 +395,7 @@ MASKS = {
         "eval",
         300.0,
     ),
-    "scores ~1e13 (float64), causal": lambda rng, d: (
+    "점수 ~1e13 (float64), causal=True": lambda rng, d: (
         mcfg(4, 4, 6, 2, causal=True),
         randn(rng, 3, 6, 4, scale=1e3, dtype=F64, device=d),
         {},
@@ -403,7 +403,7 @@ MASKS = {
         "eval",
         3e3,
     ),
-    "dropout=0.4, cross-attention, train, same seed": lambda rng, d: (
+    "dropout=0.4, 크로스 어텐션, train(), 같은 시드": lambda rng, d: (
         mcfg(6, 6, 8, 2, dropout=0.4, bias=True),
         randn(rng, 2, 3, 6, device=d),
         {"context": randn(rng, 2, 5, 6, device=d), "mask": lengths_mask([5, 3], 5, d)},
@@ -430,10 +430,10 @@ COUNT = {
     "d=768, bias=False": ((768,), {"bias": False}),
     "d=1": ((1,), {}),
     "d=0": ((0,), {}),
-    "d=64, bias=False (positional)": ((64, False), {}),
+    "d=64, bias=False (위치 인자)": ((64, False), {}),
     "d=12288 (GPT-3)": ((12288,), {}),
-    "d=100000 (past int32)": ((100_000,), {"bias": True}),
-    "d=10**12 (past float64's exact integers)": ((10**12,), {}),
+    "d=100000 (int32 범위 초과)": ((100_000,), {"bias": True}),
+    "d=10**12 (float64의 정확한 정수 범위 초과)": ((10**12,), {}),
 }
 
 
@@ -474,7 +474,7 @@ def random_blocked(rng, T, S, device):
 
 # label -> (d, h, bias, dtype, (B, T, S or None), causal, attn_mask fn, key padding lengths)
 TORCH = {
-    "attn_mask causal + key_padding_mask": (
+    "attn_mask 인과적 + key_padding_mask": (
         8,
         2,
         True,
@@ -484,8 +484,8 @@ TORCH = {
         "causal",
         [6, 4, 1],
     ),
-    "bias=False (no biases in its state)": (8, 4, False, F32, (2, 5, None), False, "causal", None),
-    "float64, bias=False (zero biases in float64)": (
+    "bias=False (state에 편향 없음)": (8, 4, False, F32, (2, 5, None), False, "causal", None),
+    "float64, bias=False (float64 편향 0)": (
         8,
         4,
         False,
@@ -495,8 +495,8 @@ TORCH = {
         "causal",
         None,
     ),
-    "no masks": (6, 3, True, F32, (2, 4, None), False, None, None),
-    "causal=True module, random attn_mask + key_padding_mask": (
+    "마스크 없음": (6, 3, True, F32, (2, 4, None), False, None, None),
+    "causal=True 모듈, 무작위 attn_mask + key_padding_mask": (
         8,
         2,
         True,
@@ -506,7 +506,7 @@ TORCH = {
         "random",
         [6, 3],
     ),
-    "causal=True module, key_padding_mask only": (
+    "causal=True 모듈, key_padding_mask만": (
         8,
         2,
         True,
@@ -516,7 +516,7 @@ TORCH = {
         None,
         [6, 2],
     ),
-    "cross-attention T=4, S=9, random attn_mask + padding": (
+    "크로스 어텐션 T=4, S=9, 무작위 attn_mask + 패딩": (
         12,
         3,
         True,
@@ -526,7 +526,7 @@ TORCH = {
         "random",
         [9, 5],
     ),
-    "float64, cross-attention, key_padding_mask": (6, 2, True, F64, (2, 3, 5), False, None, [5, 1]),
+    "float64, 크로스 어텐션, key_padding_mask": (6, 2, True, F64, (2, 3, 5), False, None, [5, 1]),
 }
 
 

@@ -272,7 +272,7 @@ def merge_heads(x):
         return self.out_proj(merge_heads(weights @ v))
 ''',
         "fails": ["test_mha_mask_cross"],
-        "says": "cross-attention",
+        "says": "크로스 어텐션",
     },
     {
         "name": "mha_ignores_mask_argument",
@@ -936,7 +936,7 @@ MISTAKES += [
             "        weights = self.dropout(torch.softmax(scores, dim=-1))\n",
         ),
         [MASK_CROSS],
-        "fully blocked",
+        "모든 키가 막힌",
     ),
     _entry(
         "mha_mask_or_causal",
