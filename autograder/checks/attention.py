@@ -175,11 +175,11 @@ MASKED = {
         *qkv(rng, (2, 3), 5, 5, 8, 8, d=d),
         causal(5, 5, d),
     ),
-    "패딩 마스크 (B, 1, 1, S), 길이 0 포함 (전부 막힌 행), T != S, d_k != d_v": lambda rng, d: (
+    "패딩 마스크 (B, 1, 1, S), 길이 0 (모든 키가 막힌 행), T != S, d_k != d_v": lambda rng, d: (
         *qkv(rng, (3, 2), 4, 6, 8, 5, d=d),
         padding([6, 2, 0], 6, d),
     ),
-    "(B, h, T, S) 무작위, 전부 막힌 행": lambda rng, d: (
+    "(B, h, T, S) 무작위, 모든 키가 막힌 행": lambda rng, d: (
         *qkv(rng, (2, 2), 4, 6, 4, 6, d=d),
         with_blocked_rows(keep(rng, 2, 2, 4, 6, d=d)),
     ),
@@ -199,7 +199,7 @@ MASKED = {
         *qkv(rng, (2, 2), 5, 5, 16, 16, dtype=F64, d=d),
         causal(5, 5, d) & padding([5, 3], 5, d),
     ),
-    "점수~-max(float32), d_k=1, 전부 막힌 행": lambda rng, d: (
+    "점수~-max(float32), d_k=1, 모든 키가 막힌 행": lambda rng, d: (
         *edge_of_range(rng, (2,), 4, 6, 3, F32, d),
         with_blocked_rows(keep(rng, 2, 4, 6, d=d)),
     ),
@@ -207,7 +207,7 @@ MASKED = {
         *edge_of_range(rng, (2,), 4, 6, 3, F64, d),
         keep(rng, 4, 6, p=0.5, d=d) | torch.eye(4, 6, dtype=torch.bool, device=d),
     ),
-    "float16, 전부 막힌 행, T != S": lambda rng, d: (
+    "float16, 모든 키가 막힌 행, T != S": lambda rng, d: (
         *qkv(rng, (2, 2), 4, 6, 16, 8, dtype=F16, d=d),
         with_blocked_rows(keep(rng, 2, 1, 4, 6, d=d)),
     ),

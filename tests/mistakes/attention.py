@@ -284,7 +284,7 @@ MISTAKES = [
     return weights @ v, weights
 """,
         "fails": [MASK],
-        "says": "전부 막힌",
+        "says": "모든 키가 막힌",
     },
     {
         "name": "mask_finfo_min_uniform_rows",
@@ -298,7 +298,7 @@ MISTAKES = [
     return weights @ v, weights
 """,
         "fails": [MASK],
-        "says": "전부 막힌",
+        "says": "모든 키가 막힌",
     },
     {
         "name": "mask_true_means_blocked",
