@@ -90,17 +90,17 @@ def sinusoidal_odd(student, device, case):
 # label -> check(student, device, case); the label says what makes the case hard
 SINUSOIDAL = {
     "T=7, d_model=16": sinusoidal_values(7, 16),
-    "d_model=512 worked values": sinusoidal_worked,
+    "d_model=512, 본문에서 계산한 값": sinusoidal_worked,
     "d_model=2": sinusoidal_values(5, 2),
     "T=1": sinusoidal_values(1, 8),
     "base=100": sinusoidal_values(20, 12, base=100.0),
     "device=None, dtype=None": sinusoidal_defaults,
-    "odd d_model -> ValueError": sinusoidal_odd,
+    "홀수 d_model -> ValueError": sinusoidal_odd,
     "float64, T=500": sinusoidal_values(500, 64, dtype=F64),
-    "float16, T=3000 (positions > 2048)": sinusoidal_values(3000, 32, dtype=F16),
-    "bfloat16, T=600 (positions > 256)": sinusoidal_values(600, 16, dtype=BF16),
+    "float16, T=3000 (위치 > 2048)": sinusoidal_values(3000, 32, dtype=F16),
+    "bfloat16, T=600 (위치 > 256)": sinusoidal_values(600, 16, dtype=BF16),
     "T=300, d_model=128": sinusoidal_values(300, 128),
-    "dtype=None under torch.set_default_dtype(torch.float64)": sinusoidal_default_float64,
+    "torch.set_default_dtype(torch.float64)에서 dtype=None": sinusoidal_default_float64,
 }
 
 
@@ -214,25 +214,27 @@ def shuffled_positions(rng, device):
 
 
 ROPE = {
-    "relative position: shift m and n alike": rope_relative,
-    "norms preserved": rope_norms,
-    "pairing convention (unit vectors)": rope_pairing,
-    "default positions (2, 3, 7, 16)": rope_values((2, 3, 7, 16)),
+    "상대 위치: m과 n을 똑같이 이동": rope_relative,
+    "노름 보존": rope_norms,
+    "짝짓기 규칙 (단위 벡터)": rope_pairing,
+    "기본 위치 (2, 3, 7, 16)": rope_values((2, 3, 7, 16)),
     "positions (T,) = 5..10, float64": rope_values(
         (1, 2, 6, 8), F64, lambda rng, d: torch.arange(5, 11, device=d)
     ),
-    "positions (B, T) per sequence, B=2, h=3": rope_values((2, 3, 5, 8), pos=per_batch_positions),
-    "positions in random order": rope_values((1, 2, 6, 8), pos=shuffled_positions),
-    "offset=9 (KV cache)": rope_values((2, 2, 3, 8), F64, offset=9),
-    "positions given with offset=7: offset unused": rope_values(
+    "positions (B, T) 시퀀스마다 다름, B=2, h=3": rope_values(
+        (2, 3, 5, 8), pos=per_batch_positions
+    ),
+    "positions 무작위 순서": rope_values((1, 2, 6, 8), pos=shuffled_positions),
+    "offset=9 (KV 캐시)": rope_values((2, 2, 3, 8), F64, offset=9),
+    "positions와 offset=7을 함께 줌: offset은 무시": rope_values(
         (1, 2, 5, 8), F64, lambda rng, d: torch.arange(3, 8, device=d), offset=7
     ),
     "offset=200, T=1": rope_values((3, 4, 1, 32), F64, offset=200),
     "d_head=2": rope_values((2, 1, 5, 2)),
     "base=500": rope_values((1, 2, 7, 16), base=500.0),
     "float64, offset=400": rope_values((1, 2, 8, 64), F64, offset=400),
-    "float16, positions 3000.. (> 2048)": rope_values((1, 2, 8, 16), F16, offset=3000),
-    "bfloat16, positions 1000.. (> 256)": rope_values((2, 2, 8, 16), BF16, offset=1000),
+    "float16, 위치 3000.. (> 2048)": rope_values((1, 2, 8, 16), F16, offset=3000),
+    "bfloat16, 위치 1000.. (> 256)": rope_values((2, 2, 8, 16), BF16, offset=1000),
 }
 
 
@@ -248,20 +250,20 @@ ALIBI_FORBID = ("build_alibi_tensor", "get_alibi_slopes", "_get_alibi_slopes")
 
 # label -> (num_heads, dtype); the label says what makes it hard
 SLOPES = {
-    "8 heads (1/2 .. 1/256)": (8, F32),
-    "1 head": (1, F32),
-    "2 heads": (2, F32),
-    "16 heads": (16, F32),
-    "6 heads (not a power of two)": (6, F32),
-    "12 heads": (12, F32),
-    "20 heads": (20, F32),
-    "3 heads": (3, F32),
-    "40 heads": (40, F32),
-    "float64, 12 heads": (12, F64),
-    "96 heads": (96, F32),
-    "float16, 24 heads": (24, F16),
-    "device=None, dtype=None, 5 heads": (5, None),
-    "dtype=None under torch.set_default_dtype(torch.float64), 6 heads": (6, "default float64"),
+    "헤드 8개 (1/2 .. 1/256)": (8, F32),
+    "헤드 1개": (1, F32),
+    "헤드 2개": (2, F32),
+    "헤드 16개": (16, F32),
+    "헤드 6개 (2의 거듭제곱 아님)": (6, F32),
+    "헤드 12개": (12, F32),
+    "헤드 20개": (20, F32),
+    "헤드 3개": (3, F32),
+    "헤드 40개": (40, F32),
+    "float64, 헤드 12개": (12, F64),
+    "헤드 96개": (96, F32),
+    "float16, 헤드 24개": (24, F16),
+    "device=None, dtype=None, 헤드 5개": (5, None),
+    "torch.set_default_dtype(torch.float64)에서 dtype=None, 헤드 6개": (6, "default float64"),
 }
 
 
@@ -289,15 +291,15 @@ def test_alibi_slopes(student, device, case):
 
 # label -> (num_heads, T, S, dtype)
 BIAS = {
-    "8 heads, T=S=5": (8, 5, 5, F32),
+    "헤드 8개, T=S=5": (8, 5, 5, F32),
     "S=None (S = T)": (4, 6, None, F32),
-    "6 heads (not a power of two)": (6, 4, 4, F32),
-    "12 heads, T=4, S=9 (cache)": (12, 4, 9, F32),
-    "20 heads, T=1, S=16 (one new token)": (20, 1, 16, F32),
-    "float64, 6 heads, T=2, S=5": (6, 2, 5, F64),
-    "1 head, T=3, S=7": (1, 3, 7, F32),
+    "헤드 6개 (2의 거듭제곱 아님)": (6, 4, 4, F32),
+    "헤드 12개, T=4, S=9 (캐시)": (12, 4, 9, F32),
+    "헤드 20개, T=1, S=16 (새 토큰 1개)": (20, 1, 16, F32),
+    "float64, 헤드 6개, T=2, S=5": (6, 2, 5, F64),
+    "헤드 1개, T=3, S=7": (1, 3, 7, F32),
     "float16, S=600": (2, 3, 600, F16),
-    "bfloat16, 5 heads": (5, 6, 6, BF16),
+    "bfloat16, 헤드 5개": (5, 6, 6, BF16),
 }
 
 
@@ -361,22 +363,22 @@ def query_key_matrix(rng, d):
 
 # label -> (relative positions from (rng, device), kwargs)
 T5 = {
-    "bidirectional, -300..300": (distances(-300, 301), {}),
-    "causal, -300..300": (distances(-300, 301), {"bidirectional": False}),
-    "distances up to 10^5 (beyond max_distance)": (random_far, {}),
-    "causal, distances up to 10^5": (random_far, {"bidirectional": False}),
-    "(T, S) key - query with a cache": (query_key_matrix, {}),
-    "(T, S), causal": (query_key_matrix, {"bidirectional": False}),
+    "양방향, -300..300": (distances(-300, 301), {}),
+    "인과적, -300..300": (distances(-300, 301), {"bidirectional": False}),
+    "거리 최대 10^5 (max_distance 초과)": (random_far, {}),
+    "인과적, 거리 최대 10^5": (random_far, {"bidirectional": False}),
+    "(T, S) 키 - 쿼리, 캐시 있음": (query_key_matrix, {}),
+    "(T, S), 인과적": (query_key_matrix, {"bidirectional": False}),
     "num_buckets=64, max_distance=256": (
         distances(-600, 601),
         {"num_buckets": 64, "max_distance": 256},
     ),
-    "num_buckets=8, max_distance=16, causal": (
+    "num_buckets=8, max_distance=16, 인과적": (
         distances(-40, 41),
         {"bidirectional": False, "num_buckets": 8, "max_distance": 16},
     ),
-    "odd num_buckets=33": (distances(-200, 201), {"num_buckets": 33}),
-    "odd num_buckets=31, causal": (
+    "홀수 num_buckets=33": (distances(-200, 201), {"num_buckets": 33}),
+    "홀수 num_buckets=31, 인과적": (
         distances(-200, 201),
         {"bidirectional": False, "num_buckets": 31},
     ),

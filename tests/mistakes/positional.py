@@ -292,7 +292,7 @@ MISTAKES = [
     return 2.0 ** (-8.0 * k / num_heads)
 """,
         "fails": ["test_alibi_slopes"],
-        "says": "not a power of two",
+        "says": "2의 거듭제곱 아님",
     },
     {
         "name": "alibi_slopes_even_exponents_for_the_rest",
@@ -364,7 +364,7 @@ MISTAKES = [
     return -slopes[:, None, None] * (i - j).clamp(min=0).to(slopes.dtype)
 """,
         "fails": ["test_alibi_bias"],
-        "says": "cache",
+        "says": "캐시",
     },
     {
         "name": "alibi_bias_future_keys_not_zero",
@@ -486,7 +486,7 @@ MISTAKES = [
     return offset + torch.where(n < max_exact, n, far)
 """,
         "fails": ["test_t5_relative_position_bucket"],
-        "says": "causal",
+        "says": "인과적",
     },
     {
         "name": "t5_log_spacing_from_zero",
@@ -530,7 +530,7 @@ MISTAKES = [
     return offset + torch.where(n < max_exact, n, far)
 """,
         "fails": ["test_t5_relative_position_bucket"],
-        "says": "causal",
+        "says": "인과적",
     },
     {
         "name": "t5_zeros_without_device",
