@@ -419,6 +419,19 @@ def test_sandbox_hides_course_and_network(sandbox, tmp_path):
         canary.unlink()
 
 
+def test_children_run_meta_kernels_without_importing_dynamo(sandbox):
+    """The zygote warms torch up without torch._dynamo (a third of every fork's cost): a meta
+    kernel decomposed in torch._refs (triu) runs in a child without importing it."""
+    cells = [
+        "import sys\n"
+        "def probe():\n"
+        "    y = torch.ones(2, 3, device='meta').softmax(-1).triu(1).tril()\n"
+        "    return [tuple(y.shape), 'torch._dynamo' in sys.modules]\n"
+    ]
+    value, err = run_call(sandbox, cells, "probe")
+    assert err is None and list(value) == [(2, 3), False], (value, err)
+
+
 def test_crash_exit_and_errors_cost_only_that_check(sandbox):
     crashed = "비정상 종료"
     for code, kind, expect in [
