@@ -183,13 +183,13 @@ LAYER_NORM = {
         TOL,
         None,
     ),
-    "1-d input (d,)": lambda rng, d: (
+    "1차원 입력 (d,)": lambda rng, d: (
         randn(rng, 12, scale=3.0, device=d),
         dict(normalized_shape=12, eps=1e-5),
         TOL,
         None,
     ),
-    "normalized_shape=(4, 6): last two dims": lambda rng, d: (
+    "normalized_shape=(4, 6): 마지막 두 차원": lambda rng, d: (
         randn(rng, 2, 3, 4, 6, scale=2.0, shift=-1.0, device=d),
         dict(normalized_shape=(4, 6), eps=1e-5),
         TOL,
@@ -213,19 +213,19 @@ LAYER_NORM = {
         HALF_TOL[BF16],
         (3e-2, 3e-2),
     ),
-    "x + 1e4 (E[x^2] - E[x]^2 cancels)": lambda rng, d: (
+    "x + 1e4 (E[x^2] - E[x]^2의 자릿수 상쇄)": lambda rng, d: (
         randn(rng, 4, 6, 64, shift=1e4, device=d),
         dict(normalized_shape=64, eps=1e-5),
         (1e-2, 1e-2),
         (2e-2, 2e-2),
     ),
-    "variance < eps (x~1e-3)": lambda rng, d: (
+    "분산 < eps (x~1e-3)": lambda rng, d: (
         randn(rng, 3, 5, 16, scale=1e-3, device=d),
         dict(normalized_shape=16, eps=1e-5),
         TOL,
         (1e-4, 1e-3),
     ),
-    "constant rows (variance 0)": lambda rng, d: (
+    "상수 행 (분산 0)": lambda rng, d: (
         constant_rows(rng, d),
         dict(normalized_shape=16, eps=1e-5),
         TOL,
@@ -241,7 +241,7 @@ LAYER_NORM = {
 
 
 @pytest.mark.forbid(*NORM_SHORTCUTS)
-@pytest.mark.parametrize("case", [*LAYER_NORM, "initial values: weight 1, bias 0"])
+@pytest.mark.parametrize("case", [*LAYER_NORM, "초기값: weight 1, bias 0"])
 def test_layer_norm(student, rng, device, case):
     if case not in LAYER_NORM:
         hint = "학습할 weight 는 1 로, bias 는 0 으로 시작합니다 (nn.LayerNorm 과 같음)."
@@ -274,7 +274,7 @@ RMS_NORM = {
         TOL,
         None,
     ),
-    "x + 5 (nonzero mean)": lambda rng, d: (
+    "x + 5 (평균이 0이 아님)": lambda rng, d: (
         randn(rng, 4, 12, shift=5.0, device=d),
         dict(normalized_shape=12, eps=1e-6),
         TOL,
@@ -298,7 +298,7 @@ RMS_NORM = {
         (1e-7, 1e-7),
         (1e-7, 1e-3),
     ),
-    "eps=None, float16, x~3e-4 (eps of float32, not float16)": lambda rng, d: (
+    "eps=None, float16, x~3e-4 (float16이 아닌 float32의 eps)": lambda rng, d: (
         randn(rng, 3, 16, scale=3e-4, dtype=F16, device=d),
         dict(normalized_shape=16, eps=None),
         HALF_TOL[F16],
@@ -316,7 +316,7 @@ RMS_NORM = {
         HALF_TOL[BF16],
         (3e-2, 3e-2),
     ),
-    "zero rows": lambda rng, d: (
+    "값이 모두 0인 행": lambda rng, d: (
         zero_rows(rng, d),
         dict(normalized_shape=8, eps=1e-6),
         TOL,
@@ -355,12 +355,12 @@ DROPOUT_HINT = (
 
 # label -> (input shape, dropout, train, seeded, grad)
 FEED_FORWARD = {
-    "(B, T, d_model), eval": ((3, 5, 16), 0.1, False, False, True),
-    "(N, d_model), eval": ((7, 16), 0.0, False, False, True),
-    "4-d input (B, h, T, d_model), eval": ((2, 3, 4, 16), 0.0, False, False, False),
-    "dropout=0.5, eval(): no dropout": ((4, 6, 16), 0.5, False, True, False),
-    "dropout=0.3, train(), same seed": ((4, 6, 16), 0.3, True, True, False),
-    "dropout=0.25, train(), same seed, gradients": ((2, 5, 16), 0.25, True, True, True),
+    "(B, T, d_model), eval()": ((3, 5, 16), 0.1, False, False, True),
+    "(N, d_model), eval()": ((7, 16), 0.0, False, False, True),
+    "4차원 입력 (B, h, T, d_model), eval()": ((2, 3, 4, 16), 0.0, False, False, False),
+    "dropout=0.5, eval(): 드롭아웃 없음": ((4, 6, 16), 0.5, False, True, False),
+    "dropout=0.3, train(), 같은 시드": ((4, 6, 16), 0.3, True, True, False),
+    "dropout=0.25, train(), 같은 시드, 그래디언트": ((2, 5, 16), 0.25, True, True, True),
     "dropout=0.0, train()": ((3, 4, 16), 0.0, True, True, True),
 }
 
@@ -393,7 +393,7 @@ def initial_state(student, name, kwargs, make, rng, device, case, hint):
             )
 
 
-@pytest.mark.parametrize("case", [*FEED_FORWARD, "initial weights: made in the notebook's order"])
+@pytest.mark.parametrize("case", [*FEED_FORWARD, "초기 가중치: 노트북이 정한 순서로 생성"])
 def test_feed_forward(student, rng, device, case):
     if case not in FEED_FORWARD:
         ffn_initial_weights(student, rng, device, case)
@@ -446,16 +446,25 @@ def padding(rng, B, T, d):
 
 # label -> (norm_first, dropout, eps, train, mask kind, grad, x scale, T)
 BLOCK = {
-    "pre-norm, eval": (True, 0.1, 1e-5, False, None, True, 1.0, 6),
-    "post-norm, eval": (False, 0.1, 1e-5, False, None, True, 1.0, 6),
-    "pre-norm, causal mask (T, T)": (True, 0.0, 1e-5, False, "causal", True, 1.0, 7),
-    "post-norm, padding mask (B, 1, 1, T)": (False, 0.0, 1e-5, False, "padding", True, 1.0, 5),
-    "pre-norm, x*5, eps=0.1": (True, 0.0, 0.1, False, None, False, 5.0, 4),
-    "post-norm, eps=0.1, T=1": (False, 0.0, 0.1, False, None, False, 1.0, 1),
-    "post-norm, dropout=0.3, eval(): no dropout": (False, 0.3, 1e-5, False, None, False, 1.0, 6),
-    "pre-norm, dropout=0.2, train(), same seed": (True, 0.2, 1e-5, True, None, False, 1.0, 6),
-    "post-norm, dropout=0.2, train(), same seed": (False, 0.2, 1e-5, True, None, False, 1.0, 6),
-    "pre-norm, dropout=0.2, train(), causal mask, gradients": (
+    "사전 정규화, eval()": (True, 0.1, 1e-5, False, None, True, 1.0, 6),
+    "사후 정규화, eval()": (False, 0.1, 1e-5, False, None, True, 1.0, 6),
+    "사전 정규화, 인과적 마스크 (T, T)": (True, 0.0, 1e-5, False, "causal", True, 1.0, 7),
+    "사후 정규화, 패딩 마스크 (B, 1, 1, T)": (False, 0.0, 1e-5, False, "padding", True, 1.0, 5),
+    "사전 정규화, x*5, eps=0.1": (True, 0.0, 0.1, False, None, False, 5.0, 4),
+    "사후 정규화, eps=0.1, T=1": (False, 0.0, 0.1, False, None, False, 1.0, 1),
+    "사후 정규화, dropout=0.3, eval(): 드롭아웃 없음": (
+        False,
+        0.3,
+        1e-5,
+        False,
+        None,
+        False,
+        1.0,
+        6,
+    ),
+    "사전 정규화, dropout=0.2, train(), 같은 시드": (True, 0.2, 1e-5, True, None, False, 1.0, 6),
+    "사후 정규화, dropout=0.2, train(), 같은 시드": (False, 0.2, 1e-5, True, None, False, 1.0, 6),
+    "사전 정규화, dropout=0.2, train(), 인과적 마스크, 그래디언트": (
         True,
         0.2,
         1e-5,
@@ -488,7 +497,7 @@ def test_transformer_block(student, rng, device, case):
     mask = {None: None, "causal": causal(T, device), "padding": padding(rng, B, T, device)}
     mask = mask[mask_kind]
     seed = int(torch.randint(0, 2**31, (1,), generator=rng))
-    kind = "pre-norm" if norm_first else "post-norm"
+    kind = "사전 정규화" if norm_first else "사후 정규화"
     what = f"TransformerBlock({kind}, dropout={p}, eps={eps}).{'train' if train else 'eval'}()"
     what += "(x)" if mask is None else "(x, mask)"
     what += f" [{case}]"

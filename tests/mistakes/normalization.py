@@ -396,7 +396,7 @@ MISTAKES = [
         return self.norm2(x + self.dropout2(self.ffn(x)))
 """,
         "fails": ["test_transformer_block"],
-        "says": "pre-norm",
+        "says": "사전 정규화",
     },
     {
         "name": "block_post_norm_normalizes_sublayer_only",
@@ -410,7 +410,7 @@ MISTAKES = [
         return x + self.norm2(self.dropout2(self.ffn(x)))
 """,
         "fails": ["test_transformer_block"],
-        "says": "post-norm",
+        "says": "사후 정규화",
     },
     {
         "name": "block_no_residual_dropout",
