@@ -64,16 +64,16 @@ def expected_low(fn, args, kwargs, dtype):
 
 # case label -> (T, window, kwargs); the label says what makes it hard
 WINDOW = {
-    "causal, T=9, window=3": (9, 3, {}),
-    "causal, window=1 (diagonal only)": (6, 1, {}),
-    "bidirectional, window=4": (10, 4, {"causal": False}),
-    "causal, window > T": (5, 8, {}),
-    "bidirectional, window > T": (5, 8, {"causal": False}),
-    "causal, global tokens (0, 5)": (9, 2, {"global_tokens": (0, 5)}),
-    "bidirectional, global tokens [0, T-1]": (8, 2, {"causal": False, "global_tokens": [0, 7]}),
-    "T < S: causal, window=4, S=11": (3, 4, {"S": 11}),
-    "T=1 < S (decoding), global token 0": (1, 3, {"S": 10, "global_tokens": (0,)}),
-    "T < S: bidirectional, global tokens (2, 9)": (
+    "인과적, T=9, window=3": (9, 3, {}),
+    "인과적, window=1 (대각선만)": (6, 1, {}),
+    "양방향, window=4": (10, 4, {"causal": False}),
+    "인과적, window > T": (5, 8, {}),
+    "양방향, window > T": (5, 8, {"causal": False}),
+    "인과적, 전역 토큰 (0, 5)": (9, 2, {"global_tokens": (0, 5)}),
+    "양방향, 전역 토큰 [0, T-1]": (8, 2, {"causal": False, "global_tokens": [0, 7]}),
+    "T < S: 인과적, window=4, S=11": (3, 4, {"S": 11}),
+    "T=1 < S (디코딩), 전역 토큰 0": (1, 3, {"S": 10, "global_tokens": (0,)}),
+    "T < S: 양방향, 전역 토큰 (2, 9)": (
         4,
         2,
         {"S": 10, "causal": False, "global_tokens": (2, 9)},
@@ -83,7 +83,7 @@ WINDOW = {
 
 
 @pytest.mark.spec(builds_on_device=True)  # the notebook: made on `device` directly
-@pytest.mark.parametrize("case", [*WINDOW, "random T, S, window, global tokens"])
+@pytest.mark.parametrize("case", [*WINDOW, "무작위 T, S, window, 전역 토큰"])
 def test_sliding_window_mask(student, rng, device, case):
     if case in WINDOW:
         T, window, kwargs = WINDOW[case]
@@ -142,22 +142,22 @@ def gqa_half(rng, d):
 
 
 GQA = {
-    "MHA: h_kv = h = 4, no mask": lambda rng, d: (gqa_inputs(rng, d, 2, 4, 4, 5, 5), {}),
+    "MHA: h_kv = h = 4, 마스크 없음": lambda rng, d: (gqa_inputs(rng, d, 2, 4, 4, 5, 5), {}),
     "MQA: h_kv = 1, T=3 != S=7": lambda rng, d: (gqa_inputs(rng, d, 2, 4, 1, 3, 7), {}),
     "GQA h=8, h_kv=2, d_v != d_k": lambda rng, d: (
         gqa_inputs(rng, d, 2, 8, 2, 6, 6, d_k=4, d_v=5),
         {},
     ),
-    "GQA h=6, h_kv=2, per-head mask (B, h, T, S)": gqa_per_head_mask,
-    "GQA h=6, h_kv=3, causal mask, T=3 < S=8": lambda rng, d: (
+    "GQA h=6, h_kv=2, 헤드별 마스크 (B, h, T, S)": gqa_per_head_mask,
+    "GQA h=6, h_kv=3, 인과적 마스크, T=3 < S=8": lambda rng, d: (
         gqa_inputs(rng, d, 1, 6, 3, 3, 8),
         {"mask": causal_mask(3, 8, device=d)},
     ),
-    "padding (B, 1, 1, S), an empty sequence (all masked rows)": gqa_padding_empty,
+    "패딩 마스크 (B, 1, 1, S), 빈 시퀀스 (모든 키가 막힌 행)": gqa_padding_empty,
     "float64, h=4, h_kv=2": lambda rng, d: (gqa_inputs(rng, d, 2, 4, 2, 5, 4, dtype=F64), {}),
-    "scores ~ -max(float32)/10, mask": gqa_huge,
-    "float16, scores < -1e4, mask": gqa_half,
-    "bfloat16, h=4, h_kv=2, causal mask": lambda rng, d: (
+    "점수 ~ -max(float32)/10, 마스크": gqa_huge,
+    "float16, 점수 < -1e4, 마스크": gqa_half,
+    "bfloat16, h=4, h_kv=2, 인과적 마스크": lambda rng, d: (
         gqa_inputs(rng, d, 2, 4, 2, 6, 6, dtype=BF16),
         {"mask": causal_mask(6, device=d)},
     ),
@@ -198,11 +198,11 @@ def test_grouped_query_attention(student, rng, device, case):
 
 # case label -> (B, h, h_kv, chunk sizes fed one after another, d_k, d_v, dtype)
 DECODE = {
-    "MHA, one token at a time from an empty cache": (2, 2, 2, [1] * 6, 8, 8, F32),
-    "GQA h=4, h_kv=2, one token at a time": (2, 4, 2, [1] * 5, 4, 4, F32),
-    "MQA h=3, h_kv=1: prompt T_new=5, then single tokens": (1, 3, 1, [5, 1, 1, 1], 8, 6, F32),
-    "chunks 3, 2, 4 (T_new > 1 behind a cache)": (2, 4, 2, [3, 2, 4], 8, 8, F32),
-    "float64, d_v != d_k, chunks 2, 1, 3": (1, 2, 1, [2, 1, 3], 5, 3, F64),
+    "MHA, 빈 캐시에서 시작해 토큰 하나씩": (2, 2, 2, [1] * 6, 8, 8, F32),
+    "GQA h=4, h_kv=2, 토큰 하나씩": (2, 4, 2, [1] * 5, 4, 4, F32),
+    "MQA h=3, h_kv=1: 프롬프트 T_new=5, 이어서 토큰 하나씩": (1, 3, 1, [5, 1, 1, 1], 8, 6, F32),
+    "토큰 3, 2, 4개씩 (캐시 뒤에 T_new > 1)": (2, 4, 2, [3, 2, 4], 8, 8, F32),
+    "float64, d_v != d_k, 토큰 2, 1, 3개씩": (1, 2, 1, [2, 1, 3], 5, 3, F64),
 }
 
 
@@ -233,14 +233,14 @@ def test_kv_cached_attention(student, rng, device, case):
 
 # case label -> (q shape, k shape, v shape, kwargs, dtype, scale)
 LINEAR = {
-    "non-causal, T=5 != S=9": ((2, 3, 5, 4), (2, 3, 9, 4), (2, 3, 9, 6), {}, F32, 1.0),
-    "causal, (B, h, T, d)": ((2, 3, 8, 4), (2, 3, 8, 4), (2, 3, 8, 4), {"causal": True}, F32, 1.0),
-    "causal, 2-d (T, d), d_v != d_k": ((7, 3), (7, 3), (7, 5), {"causal": True}, F32, 1.0),
-    "non-causal, 3-d, eps=0.1": ((2, 6, 4), (2, 6, 4), (2, 6, 4), {"eps": 0.1}, F32, 1.0),
-    "causal, eps=0.5": ((1, 6, 3), (1, 6, 3), (1, 6, 2), {"causal": True, "eps": 0.5}, F32, 1.0),
-    "causal, eps=0": ((2, 5, 4), (2, 5, 4), (2, 5, 4), {"causal": True, "eps": 0.0}, F64, 1.0),
-    "causal, T=1": ((2, 1, 4), (2, 1, 4), (2, 1, 3), {"causal": True}, F32, 1.0),
-    "float64, inputs ~ ±20 (elu saturates)": (
+    "비인과적, T=5 != S=9": ((2, 3, 5, 4), (2, 3, 9, 4), (2, 3, 9, 6), {}, F32, 1.0),
+    "인과적, (B, h, T, d)": ((2, 3, 8, 4), (2, 3, 8, 4), (2, 3, 8, 4), {"causal": True}, F32, 1.0),
+    "인과적, 2차원 (T, d), d_v != d_k": ((7, 3), (7, 3), (7, 5), {"causal": True}, F32, 1.0),
+    "비인과적, 3차원, eps=0.1": ((2, 6, 4), (2, 6, 4), (2, 6, 4), {"eps": 0.1}, F32, 1.0),
+    "인과적, eps=0.5": ((1, 6, 3), (1, 6, 3), (1, 6, 2), {"causal": True, "eps": 0.5}, F32, 1.0),
+    "인과적, eps=0": ((2, 5, 4), (2, 5, 4), (2, 5, 4), {"causal": True, "eps": 0.0}, F64, 1.0),
+    "인과적, T=1": ((2, 1, 4), (2, 1, 4), (2, 1, 3), {"causal": True}, F32, 1.0),
+    "float64, 입력 ~ ±20 (elu 포화)": (
         (2, 2, 6, 4),
         (2, 2, 6, 4),
         (2, 2, 6, 4),
@@ -334,11 +334,11 @@ def tiled_broadcast_mask(rng, d):
 
 
 TILED = {
-    "block_size=4, T=S=13 (4 does not divide 13)": lambda rng, d: (
+    "block_size=4, T=S=13 (13은 4로 나누어떨어지지 않음)": lambda rng, d: (
         qkv(rng, d, (2, 3), 13, 13),
         {"block_size": 4},
     ),
-    "block_size=1, causal": lambda rng, d: (
+    "block_size=1, 인과적": lambda rng, d: (
         qkv(rng, d, (2,), 6, 6),
         {"block_size": 1, "causal": True},
     ),
@@ -346,26 +346,26 @@ TILED = {
         qkv(rng, d, (2, 2), 7, 10, d_k=4, d_v=6),
         {"block_size": 64},
     ),
-    "causal, T=5 < S=12 (queries are the last 5)": lambda rng, d: (
+    "인과적, T=5 < S=12 (쿼리는 마지막 5개 위치)": lambda rng, d: (
         qkv(rng, d, (1, 2), 5, 12),
         {"block_size": 5, "causal": True},
     ),
-    "padding (B, 1, 1, S): whole tiles masked, an empty sequence": tiled_padding,
-    "causal sliding window: first tiles fully masked for later rows": tiled_window,
-    "rows with every key masked -> zeros": tiled_blocked_rows,
-    "causal + random mask (B, h, T, S)": tiled_random_mask_causal,
-    "scores ~ ±5000 (exp overflows)": tiled_big_scores,
-    "scores ~ -max(float32)/10": tiled_huge,
-    "float16, scores < -1e4, first tiles masked": tiled_half,
-    "float64, causal, block_size=3": lambda rng, d: (
+    "패딩 마스크 (B, 1, 1, S): 타일 전체가 막힘, 빈 시퀀스": tiled_padding,
+    "인과적 슬라이딩 윈도: 뒤쪽 행에서는 앞쪽 타일이 전부 막힘": tiled_window,
+    "모든 키가 막힌 행 -> 0": tiled_blocked_rows,
+    "인과적 + 무작위 마스크 (B, h, T, S)": tiled_random_mask_causal,
+    "점수 ~ ±5000 (exp 오버플로)": tiled_big_scores,
+    "점수 ~ -max(float32)/10": tiled_huge,
+    "float16, 점수 < -1e4, 앞쪽 타일이 막힘": tiled_half,
+    "float64, 인과적, block_size=3": lambda rng, d: (
         qkv(rng, d, (2, 2), 8, 8, dtype=F64),
         {"block_size": 3, "causal": True},
     ),
-    "bfloat16, causal, block_size=5": lambda rng, d: (
+    "bfloat16, 인과적, block_size=5": lambda rng, d: (
         qkv(rng, d, (1, 2), 11, 11, dtype=BF16),
         {"block_size": 5, "causal": True},
     ),
-    "keep-mask (T, 1) broadcast over the keys, block_size=3": tiled_broadcast_mask,
+    "마스크 (T, 1)를 모든 키에 브로드캐스팅, block_size=3": tiled_broadcast_mask,
 }
 
 

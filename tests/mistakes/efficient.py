@@ -67,7 +67,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return keep
 """,
         "fails": ["test_sliding_window_mask"],
-        "says": "global tokens",
+        "says": "전역 토큰",
     },
     {
         "name": "window_ignores_key_offset",
@@ -144,7 +144,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return torch.softmax(scores, dim=-1) @ v
 """,
         "fails": ["test_grouped_query_attention"],
-        "says": "all masked rows",
+        "says": "모든 키가 막힌 행",
     },
     {
         "name": "gqa_uses_torch_sdpa",
@@ -298,7 +298,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return (phi_q @ kv) / ((phi_q * z).sum(dim=-1, keepdim=True) + eps)
 """,
         "fails": ["test_linear_attention"],
-        "says": "causal",
+        "says": "인과적",
     },
     {
         "name": "tiled_running_max_starts_at_minus_1e9",
@@ -514,7 +514,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return keep
 """,
         "fails": [SW],
-        "says": "global",
+        "says": "전역 토큰",
     },
     {
         "name": "window_global_index_tensor_on_cpu",
@@ -656,7 +656,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return num / (den + eps)
 """,
         "fails": [LIN],
-        "says": "causal",
+        "says": "인과적",
     },
     {
         "name": "linear_float32_result",
