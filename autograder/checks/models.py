@@ -456,7 +456,7 @@ MLM = {
     "p=0.5, V=6 (id 0 부터 모든 id 가 뽑혀야 함)": lambda s, r, d, c: mlm_statistics(
         s, r, d, c, 6, 0.5
     ),
-    "int32 ids, p=0.15": lambda s, r, d, c: mlm_statistics(
+    "int32 토큰 id, p=0.15": lambda s, r, d, c: mlm_statistics(
         s, r, d, c, 500, 0.15, dtype=torch.int32, seeds=2
     ),
     "(1, T) 시드 30개: 선택 개수가 변해야 함": mlm_one_row,
@@ -623,7 +623,7 @@ MODERN = {
     "GQA h=4, h_kv=2": (dict(d_model=16, num_heads=4, num_kv_heads=2, d_ff=24), 2, 6, None, False),
     "MQA h_kv=1": (dict(d_model=16, num_heads=4, num_kv_heads=1, d_ff=20), 2, 5, None, False),
     "MHA h_kv=h=2": (dict(d_model=8, num_heads=2, num_kv_heads=2, d_ff=16), 3, 4, None, False),
-    "패딩 mask (B,1,1,T), rope_base=500": (
+    "패딩 마스크 (B,1,1,T), rope_base=500": (
         dict(d_model=16, num_heads=4, num_kv_heads=2, d_ff=24, rope_base=500.0),
         3,
         7,
@@ -644,7 +644,7 @@ MODERN = {
         [5, 3],
         True,
     ),
-    "큰 어텐션 점수 (|q.k| ~ 1e4), 패딩 mask": (
+    "큰 어텐션 점수 (|q.k| ~ 1e4), 패딩 마스크": (
         dict(d_model=16, num_heads=4, num_kv_heads=2, d_ff=16),
         6,
         8,
