@@ -188,18 +188,18 @@ def greedy_eos_never(rng, d):
 
 
 GREEDY = {
-    "eos: rows finish at different steps, then stop": greedy_all_finish,
-    "eos reached mid-way": greedy_eos_midway,
-    "eos_id never produced": greedy_eos_never,
-    "no eos_id, B=3": lambda rng, d: (
+    "eos: 행마다 다른 스텝에서 끝난 뒤 멈춤": greedy_all_finish,
+    "중간에 eos 도달": greedy_eos_midway,
+    "eos_id가 한 번도 나오지 않음": greedy_eos_never,
+    "eos_id 없음, B=3": lambda rng, d: (
         (table(rng, 8, device=d), ids(rng, 8, 3, 4, device=d), 9),
         {},
     ),
-    "table (V, V, V): last two tokens": lambda rng, d: (
+    "table (V, V, V): 마지막 두 토큰": lambda rng, d: (
         (table(rng, 7, order=2, device=d), ids(rng, 7, 2, 3, device=d), 8),
         {},
     ),
-    "float32 table, prompt length 1": lambda rng, d: (
+    "float32 table, 프롬프트 길이 1": lambda rng, d: (
         (table(rng, 9, dtype=F32, device=d), ids(rng, 9, 1, 1, device=d), 6),
         {},
     ),
@@ -237,19 +237,19 @@ def tied_at_kth(rng, rows, V, k, device):
 
 
 TOP_K = {
-    "ties at the k-th value are kept": lambda rng, d: (tied_at_kth(rng, 5, 10, 3, d), 3),
+    "k번째 값과 동점인 토큰은 남김": lambda rng, d: (tied_at_kth(rng, 5, 10, 3, d), 3),
     "k > V": lambda rng, d: (randn(rng, 3, 6, device=d), 9),
     "k = V": lambda rng, d: (randn(rng, 3, 6, device=d), 6),
     "k = 1": lambda rng, d: (randn(rng, 4, 11, scale=3.0, device=d), 1),
     "(B, V), k = 5": lambda rng, d: (randn(rng, 6, 20, scale=2.0, device=d), 5),
-    "1-d logits (V,)": lambda rng, d: (randn(rng, 12, dtype=F64, device=d), 4),
-    "-inf entries, k > finite count": lambda rng, d: (
+    "1차원 로짓 (V,)": lambda rng, d: (randn(rng, 12, dtype=F64, device=d), 4),
+    "-inf 원소, k > 유한한 값의 개수": lambda rng, d: (
         with_neg_inf(randn(rng, 4, 8, device=d), rng),
         7,
     ),
     "float16": lambda rng, d: (randn(rng, 3, 16, scale=4.0, dtype=F16, device=d), 4),
     "bfloat16": lambda rng, d: (randn(rng, 3, 16, scale=4.0, dtype=BF16, device=d), 4),
-    "logits~-max(float32)": lambda rng, d: (
+    "로짓~-max(float32)": lambda rng, d: (
         randn(rng, 3, 9, scale=1e37, shift=-extreme(F32), device=d),
         3,
     ),
@@ -295,7 +295,7 @@ def nucleus_case(rng, shape, scale, dtype, d, margin, shift=0.0, several=False):
         p = max(grid, key=lambda q: nucleus_margin(logits, q))
         if nucleus_margin(logits, p) >= margin:
             return logits, round(p, 4)
-    raise RuntimeError("no well-separated top-p case found")
+    raise RuntimeError("p와 충분히 떨어진 top-p 검사 입력을 찾지 못했습니다")
 
 
 def crossing_token(rng, d):
@@ -320,18 +320,18 @@ def mass_equals_p(rng, d):
 
 
 TOP_P = {
-    "the token that crosses p is kept": crossing_token,
-    "the mass before a token equals p: dropped": mass_equals_p,
-    "ties: the lower token id comes first": ties,
-    "p = 1 keeps everything": lambda rng, d: (randn(rng, 3, 7, device=d), 1.0),
-    "tiny p keeps only the argmax": lambda rng, d: (randn(rng, 4, 9, device=d), 1e-4),
-    "logits~1000": lambda rng, d: (randn(rng, 3, 10, scale=1000.0, device=d), 0.9),
+    "누적 확률이 p를 넘게 만드는 토큰은 남김": crossing_token,
+    "앞 토큰들의 확률 합이 정확히 p인 토큰은 버림": mass_equals_p,
+    "동점: 토큰 id가 작은 쪽이 먼저": ties,
+    "p = 1이면 모두 남김": lambda rng, d: (randn(rng, 3, 7, device=d), 1.0),
+    "아주 작은 p는 argmax만 남김": lambda rng, d: (randn(rng, 4, 9, device=d), 1e-4),
+    "로짓~1000": lambda rng, d: (randn(rng, 3, 10, scale=1000.0, device=d), 0.9),
     "(B, V) float32": lambda rng, d: nucleus_case(rng, (3, 12), 2.0, F32, d, 1e-3),
-    "logits all ~100 (exp overflows float32)": lambda rng, d: nucleus_case(
+    "로짓이 모두 ~100 (float32에서 exp 오버플로)": lambda rng, d: nucleus_case(
         rng, (2, 10), 1.0, F32, d, 1e-3, shift=100.0, several=True
     ),
-    "1-d logits (V,), float64": lambda rng, d: nucleus_case(rng, (15,), 1.5, F64, d, 1e-3),
-    "-inf entries": lambda rng, d: (
+    "1차원 로짓 (V,), float64": lambda rng, d: nucleus_case(rng, (15,), 1.5, F64, d, 1e-3),
+    "-inf 원소": lambda rng, d: (
         with_neg_inf(torch.tensor([[2.0, 1.0, 0.5, 0.2, 0.0, -1.0]] * 3, device=d), rng),
         0.75,
     ),
@@ -362,20 +362,20 @@ def repeated(rng, d):
 
 
 PENALTY = {
-    "negative logits are multiplied": signs,
-    "repeated ids are penalised once": repeated,
+    "음수 로짓에는 페널티를 곱함": signs,
+    "여러 번 나온 id도 페널티는 한 번": repeated,
     "penalty < 1": lambda rng, d: (randn(rng, 4, 10, device=d), ids(rng, 10, 4, 6, device=d), 0.7),
-    "rows with their own prev_ids": lambda rng, d: (
+    "행마다 다른 prev_ids": lambda rng, d: (
         randn(rng, 5, 12, scale=3.0, device=d),
         ids(rng, 12, 5, 9, device=d),
         1.3,
     ),
-    "empty prev_ids (B, 0)": lambda rng, d: (
+    "빈 prev_ids (B, 0)": lambda rng, d: (
         randn(rng, 2, 5, device=d),
         torch.zeros(2, 0, dtype=torch.long, device=d),
         1.2,
     ),
-    "-inf entries": lambda rng, d: (
+    "-inf 원소": lambda rng, d: (
         with_neg_inf(randn(rng, 3, 8, device=d), rng),
         ids(rng, 8, 3, 5, device=d),
         1.4,
@@ -414,24 +414,24 @@ def fixed(rows, V, n, d):
 
 
 NGRAM = {
-    "the last n-gram counts too": lambda rng, d: fixed([[3, 1, 2, 2], [0, 4, 4, 4]], 5, 2, d),
-    "n=3 by hand": lambda rng, d: fixed([[5, 6, 7, 5, 6], [1, 2, 3, 4, 5]], 9, 3, d),
-    "several earlier matches": lambda rng, d: fixed([[1, 2, 1, 3, 1, 0, 1]], 4, 2, d),
-    "n=1 bans every seen token": lambda rng, d: (
+    "마지막 n-그램도 셈": lambda rng, d: fixed([[3, 1, 2, 2], [0, 4, 4, 4]], 5, 2, d),
+    "n=3, 손으로 만든 예": lambda rng, d: fixed([[5, 6, 7, 5, 6], [1, 2, 3, 4, 5]], 9, 3, d),
+    "앞에서 여러 번 일치": lambda rng, d: fixed([[1, 2, 1, 3, 1, 0, 1]], 4, 2, d),
+    "n=1이면 나온 토큰을 모두 금지": lambda rng, d: (
         randn(rng, 3, 10, device=d),
         ids(rng, 10, 3, 4, device=d),
         1,
     ),
-    "L < n: unchanged": lambda rng, d: (randn(rng, 2, 6, device=d), ids(rng, 6, 2, 3, device=d), 4),
-    "n = 0: unchanged": lambda rng, d: (randn(rng, 2, 6, device=d), ids(rng, 6, 2, 3, device=d), 0),
-    "random ids, n=2": lambda rng, d: (randn(rng, 5, 5, device=d), ids(rng, 5, 5, 12, device=d), 2),
-    "random ids, n=3": lambda rng, d: (randn(rng, 5, 3, device=d), ids(rng, 3, 5, 15, device=d), 3),
-    "random ids, n=4, float16": lambda rng, d: (
+    "L < n: 그대로": lambda rng, d: (randn(rng, 2, 6, device=d), ids(rng, 6, 2, 3, device=d), 4),
+    "n = 0: 그대로": lambda rng, d: (randn(rng, 2, 6, device=d), ids(rng, 6, 2, 3, device=d), 0),
+    "무작위 ids, n=2": lambda rng, d: (randn(rng, 5, 5, device=d), ids(rng, 5, 5, 12, device=d), 2),
+    "무작위 ids, n=3": lambda rng, d: (randn(rng, 5, 3, device=d), ids(rng, 3, 5, 15, device=d), 3),
+    "무작위 ids, n=4, float16": lambda rng, d: (
         randn(rng, 4, 2, dtype=F16, device=d),
         ids(rng, 2, 4, 16, device=d),
         4,
     ),
-    "-inf entries": lambda rng, d: (
+    "-inf 원소": lambda rng, d: (
         with_neg_inf(randn(rng, 3, 4, device=d), rng),
         ids(rng, 4, 3, 10, device=d),
         2,
@@ -489,13 +489,13 @@ def penalised_top_table(d):
 
 
 SAMPLING = {
-    "temperature=1, no filters": lambda rng, d: (
+    "temperature=1, 필터 없음": lambda rng, d: (
         table(rng, 9, device=d),
         ids(rng, 9, 3, 3, device=d),
         10,
         {},
     ),
-    "temperature=2.5 widens the top_p=0.6 nucleus": lambda rng, d: (
+    "temperature=2.5가 top_p=0.6 뉴클리어스를 넓힘": lambda rng, d: (
         peaked_table(rng, d),
         ids(rng, 6, 4, 2, device=d),
         12,
@@ -519,13 +519,13 @@ SAMPLING = {
         10,
         {"repetition_penalty": 1.5, "top_k": 6},
     ),
-    "repetition_penalty=2 before top_k=1": lambda rng, d: (
+    "top_k=1보다 repetition_penalty=2가 먼저": lambda rng, d: (
         penalised_top_table(d),
         torch.tensor([[0, 2], [3, 0], [1, 1]], device=d),
         4,
         {"repetition_penalty": 2.0, "top_k": 1},
     ),
-    "top_k=0 means no filter": lambda rng, d: (
+    "top_k=0은 필터 없음": lambda rng, d: (
         table(rng, 8, device=d),
         ids(rng, 8, 3, 2, device=d),
         8,
@@ -537,31 +537,31 @@ SAMPLING = {
         10,
         {"no_repeat_ngram_size": 2, "temperature": 0.9},
     ),
-    "no_repeat_ngram_size=2 after 'x x', temperature=0": lambda rng, d: (
+    "'x x' 뒤 no_repeat_ngram_size=2, temperature=0": lambda rng, d: (
         self_loop_table(d),
         torch.tensor([[1, 1], [3, 4], [0, 0]], device=d),
         8,
         {"no_repeat_ngram_size": 2, "temperature": 0},
     ),
-    "eos_id: rows finish at different steps": lambda rng, d: (
+    "eos_id: 행마다 다른 스텝에서 끝남": lambda rng, d: (
         eos_table(rng, d),
         ids(rng, 8, 4, 2, device=d),
         15,
         {"eos_id": 5},
     ),
-    "log-prob table (all logits < 0), repetition_penalty=2": lambda rng, d: (
+    "로그 확률 table (로짓이 모두 < 0), repetition_penalty=2": lambda rng, d: (
         torch.log_softmax(table(rng, 6, device=d), dim=-1),
         ids(rng, 6, 3, 2, device=d),
         12,
         {"repetition_penalty": 2.0},
     ),
-    "temperature=0 (argmax, no draw)": lambda rng, d: (
+    "temperature=0 (argmax, 뽑기 없음)": lambda rng, d: (
         table(rng, 7, order=2, device=d),
         ids(rng, 7, 2, 3, device=d),
         8,
         {"temperature": 0, "repetition_penalty": 1.2},
     ),
-    "all options, table (V, V, V)": lambda rng, d: (
+    "모든 옵션, table (V, V, V)": lambda rng, d: (
         table(rng, 12, order=2, device=d),
         ids(rng, 12, 3, 3, device=d),
         12,
@@ -611,44 +611,47 @@ def beam_random(rng, d, V=6, order=1, T=2, eos=0, boost=1.0, dtype=F64):
 
 
 BEAM = {
-    "length penalty changes the winner (alpha=2)": lambda rng, d: (
+    "길이 페널티가 승자를 바꿈 (alpha=2)": lambda rng, d: (
         (script_table(d), torch.tensor([[1]], device=d), 3, 4),
         {"eos_id": 0, "length_penalty": 2.0},
     ),
-    "same model, alpha=0 prefers the short one": lambda rng, d: (
+    "같은 모델, alpha=0이면 짧은 쪽이 이김": lambda rng, d: (
         (script_table(d), torch.tensor([[1]], device=d), 3, 4),
         {"eos_id": 0, "length_penalty": 0.0},
     ),
-    "eos, alpha=0.6, beam 3": lambda rng, d: (
+    "eos, alpha=0.6, 빔 크기 3": lambda rng, d: (
         (*beam_random(rng, d), 3, 6),
         {"eos_id": 0, "length_penalty": 0.6},
     ),
-    "eos, alpha=1.0, beam 2, table (V, V, V)": lambda rng, d: (
+    "eos, alpha=1.0, 빔 크기 2, table (V, V, V)": lambda rng, d: (
         (*beam_random(rng, d, V=5, order=2, eos=4), 2, 7),
         {"eos_id": 4, "length_penalty": 1.0},
     ),
-    "wide beam (exhaustive), alpha=0.7": lambda rng, d: (
+    "넓은 빔 (전수 탐색), alpha=0.7": lambda rng, d: (
         (*beam_random(rng, d, V=4, boost=0.5), 64, 4),
         {"eos_id": 0, "length_penalty": 0.7},
     ),
-    "beam 1 = greedy (no eos)": lambda rng, d: ((*beam_random(rng, d, V=7, eos=None), 1, 6), {}),
-    "no eos: runs full length, beam 3": lambda rng, d: (
+    "빔 크기 1 = 탐욕적 디코딩 (eos 없음)": lambda rng, d: (
+        (*beam_random(rng, d, V=7, eos=None), 1, 6),
+        {},
+    ),
+    "eos 없음: 끝까지 생성, 빔 크기 3": lambda rng, d: (
         (*beam_random(rng, d, V=5, T=3, eos=None), 3, 6),
         {},
     ),
-    "no eos, alpha=0.6: a live beam wins, its score normalised": lambda rng, d: (
+    "eos 없음, alpha=0.6: 살아 있는 빔이 이기고 점수는 길이로 정규화": lambda rng, d: (
         (*beam_random(rng, d, V=5, eos=None), 3, 4),
         {"length_penalty": 0.6},
     ),
-    "float32 table, beam 4, alpha=0.5": lambda rng, d: (
+    "float32 table, 빔 크기 4, alpha=0.5": lambda rng, d: (
         (*beam_random(rng, d, V=6, dtype=F32), 4, 5),
         {"eos_id": 0, "length_penalty": 0.5},
     ),
-    "beam 1: an EOS ranked second is dropped": lambda rng, d: (
+    "빔 크기 1: 2위인 EOS는 버림": lambda rng, d: (
         (eos_ranked_second_table(d), torch.tensor([[1]], device=d), 1, 4),
         {"eos_id": 0},
     ),
-    "beam 2: EOS first at step 1, live beams from ranks 2 and 3": lambda rng, d: (
+    "빔 크기 2: 스텝 1에서 EOS가 1위, 살아 있는 빔은 2위와 3위": lambda rng, d: (
         (eos_in_top_two_table(d), torch.tensor([[1]], device=d), 2, 3),
         {"eos_id": 0, "length_penalty": 1.0},
     ),

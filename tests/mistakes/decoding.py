@@ -17,7 +17,7 @@ MISTAKES = [
     return idx
 ''',
         "fails": ["test_greedy_decode"],
-        "says": "rows finish at different steps",
+        "says": "행마다 다른 스텝에서 끝",
     },
     {
         "name": "greedy_done_mask_on_cpu",
@@ -52,7 +52,7 @@ MISTAKES = [
     return logits.masked_fill(~keep, float("-inf"))
 ''',
         "fails": ["test_top_k_filter"],
-        "says": "ties at the k-th value",
+        "says": "k번째 값과 동점",
     },
     {
         "name": "top_k_k_larger_than_vocab",
@@ -93,7 +93,7 @@ MISTAKES = [
     return logits.masked_fill(drop, float("-inf"))
 ''',
         "fails": ["test_top_p_filter"],
-        "says": "crosses p",
+        "says": "p를 넘게 만드는 토큰",
     },
     {
         "name": "top_p_without_sorting",
@@ -143,7 +143,7 @@ MISTAKES = [
     return logits.masked_fill(~keep, float("-inf"))
 ''',
         "fails": ["test_top_p_filter"],
-        "says": "exp overflows",
+        "says": "exp 오버플로",
     },
     {
         "name": "repetition_penalty_divides_every_logit",
@@ -155,7 +155,7 @@ MISTAKES = [
     return logits.scatter(-1, prev_ids, seen / penalty)
 ''',
         "fails": ["test_repetition_penalty"],
-        "says": "negative logits are multiplied",
+        "says": "음수 로짓에는 페널티를 곱함",
     },
     {
         "name": "repetition_penalty_once_per_occurrence",
@@ -171,7 +171,7 @@ MISTAKES = [
     return out
 ''',
         "fails": ["test_repetition_penalty"],
-        "says": "repeated ids are penalised once",
+        "says": "여러 번 나온 id도 페널티는 한 번",
     },
     {
         "name": "repetition_penalty_scatter_in_place",
@@ -467,7 +467,7 @@ MISTAKES = [
     return best.unsqueeze(0), best_score
 ''',
         "fails": ["test_beam_search"],
-        "says": "length penalty changes the winner",
+        "says": "길이 페널티가 승자를 바꿈",
     },
     {
         "name": "beam_length_counts_the_prompt",
@@ -512,7 +512,7 @@ MISTAKES = [
     return best.unsqueeze(0), best_score
 ''',
         "fails": ["test_beam_search"],
-        "says": "length penalty changes the winner",
+        "says": "길이 페널티가 승자를 바꿈",
     },
     {
         "name": "beam_returns_first_finished",
@@ -557,7 +557,7 @@ MISTAKES = [
     return best.unsqueeze(0), best_score
 ''',
         "fails": ["test_beam_search"],
-        "says": "length penalty changes the winner",
+        "says": "길이 페널티가 승자를 바꿈",
     },
 ]
 
