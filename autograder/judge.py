@@ -192,15 +192,23 @@ class Student:
             finally:
                 self._default_dtype = None
 
-    def call_fresh(self, name, *args, **kwargs):
-        """:meth:`call` in a process of its own (see Link.fresh): for checks of seeded
-        randomness, where remembering earlier calls must not help."""
+    @contextlib.contextmanager
+    def fresh(self):
+        """The calls made in the block run in one new process with the cells loaded anew (see
+        Link.fresh), and may not draw from the global generator: for checks of seeded
+        randomness, where remembering earlier calls must not help. The block's calls must
+        differ from each other (a seed each), or a memo of the first would serve the next."""
         with self._session.fresh():
             self._rng_check = True
             try:
-                return self.call(name, *args, **kwargs)
+                yield self
             finally:
                 self._rng_check = False
+
+    def call_fresh(self, name, *args, **kwargs):
+        """:meth:`call` in a process of its own (see :meth:`fresh`)."""
+        with self.fresh():
+            return self.call(name, *args, **kwargs)
 
     def module(
         self,
