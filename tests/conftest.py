@@ -108,3 +108,26 @@ def student_env(tmp_path_factory):
     work = base / "work"
     work.mkdir()
     return python, env, work
+
+
+# Two workers (make test: pytest-xdist, --dist loadgroup): the tests of one module stay on one
+# worker (its module fixtures: an engine, a graded class, a PostgreSQL server), and the modules
+# that build or read the book, the release bundle or the student venv share one worker (they
+# share _build/ and these session fixtures; test_release reads _build/ after test_book built it).
+# The longest groups start first.
+
+SHARES_THE_BOOK = {"built_book", "server", "browser", "student_env"}
+LONGEST_FIRST = ("test_mistakes", "book", "test_redteam")
+
+
+def pytest_collection_modifyitems(config, items):
+    book = {item.module.__name__ for item in items if SHARES_THE_BOOK & set(item.fixturenames)}
+    book.add("test_release")
+
+    def group(item):
+        return "book" if item.module.__name__ in book else item.module.__name__
+
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(group(item)))
+    rank = {name: n for n, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(group(item), len(rank)))  # stable: order kept within

@@ -199,7 +199,10 @@ def test_regrade_reproduces_verdicts_and_messages(tmp_path, monkeypatch):
     """Default settings (the grader secret as run seed): the same notebooks graded by two
     engines get byte-identical verdicts and feedback messages."""
     monkeypatch.setenv("AUTOGRADER_SECRET_FILE", str(tmp_path / "secret"))
+    # decoding (sampling, beam search: the most seed-dependent checks): the controls and every
+    # third mistake or variant, so that many messages are compared in about a minute
     todo = {key: value for key, value in notebooks().items() if key[0] == "decoding"}
+    todo = {key: value for n, (key, value) in enumerate(todo.items()) if n < 2 or n % 3 == 0}
     runs = []
     for _ in range(2):
         engine = Engine(jobs=2, assignments=["decoding"])
