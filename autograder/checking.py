@@ -176,20 +176,60 @@ def raised(student, error, name, *args, **kwargs):
     return False
 
 
-def assert_close(got, expected, what="result", inputs=None, rtol=None, atol=None, check_dtype=True):
+def assert_close(
+    got,
+    expected,
+    what="result",
+    inputs=None,
+    rtol=None,
+    atol=None,
+    check_dtype=True,
+    misconceptions=None,
+):
     """Raise CheckFailed unless ``got`` matches ``expected`` (tensor, scalar or nested tuple/list).
 
     Tensors: exact type ``torch.Tensor``, same shape, same dtype (unless check_dtype=False),
     non-finite entries only where the reference has the same ones, then
     ``|got - expected| <= atol + rtol * |expected|`` (defaults from the dtype as in
     torch.testing.assert_close). The message names the first mismatching position.
+
+    ``misconceptions``: the check's catalogue of known mistakes for these inputs, {Korean
+    diagnosis: () -> the value that mistake gives (None where these inputs cannot show it)},
+    computed here in the judge. When ``got`` is wrong and matches one of them, the message
+    starts with its diagnosis (see :func:`diagnose`); the counterexample follows.
     """
+    try:
+        _assert_close(got, expected, what, inputs, rtol, atol, check_dtype)
+    except CheckFailed as e:
+        diagnosis = diagnose(got, misconceptions, rtol, atol)
+        if diagnosis is None:
+            raise
+        raise CheckFailed(f"{what}: 흔한 실수로 보입니다. {diagnosis}\n{e}") from None
+
+
+def diagnose(got, misconceptions, rtol=None, atol=None):
+    """The first diagnosis of ``misconceptions`` (see :func:`assert_close`) whose value ``got``
+    matches (dtype aside), or None."""
+    for diagnosis, value in (misconceptions or {}).items():
+        try:
+            wrong = value()
+            if isinstance(wrong, torch.Tensor) and isinstance(got, torch.Tensor):
+                wrong = wrong.to(got.dtype)  # the tolerance of the result's dtype
+            if wrong is not None:
+                _assert_close(got, wrong, "", None, rtol, atol, False)
+                return diagnosis
+        except Exception:  # noqa: BLE001 (not this misconception, whatever the reason)
+            continue
+    return None
+
+
+def _assert_close(got, expected, what, inputs, rtol, atol, check_dtype):
     if isinstance(expected, list | tuple):
         if not isinstance(got, list | tuple) or len(got) != len(expected):
             n = len(got) if isinstance(got, list | tuple) else type(got).__name__
             fail(f"{what}: 길이 {len(expected)}의 tuple/list가 필요한데 {n}입니다", inputs)
         for i, (g, e) in enumerate(zip(got, expected, strict=True)):
-            assert_close(g, e, f"{what}[{i}]", inputs, rtol, atol, check_dtype)
+            _assert_close(g, e, f"{what}[{i}]", inputs, rtol, atol, check_dtype)
         return
     if isinstance(expected, bool | int) and not isinstance(expected, torch.Tensor):
         if type(got) is not type(expected) or got != expected:

@@ -171,6 +171,28 @@ def source_nb():
     return nbformat.read(FIXTURE / "source" / "demo" / "demo.ipynb", as_version=4)
 
 
+def test_assert_close_names_the_misconception_a_wrong_result_matches():
+    """A check's catalogue maps a diagnosis to the value that mistake gives: a wrong result
+    equal to one (dtype aside) is named before the counterexample; others are not, and a
+    catalogue entry that cannot be computed is skipped."""
+    x = torch.tensor([1.0, 2.0, 3.0])
+    expected = torch.softmax(x / 2, -1)
+    known = {
+        "broken entry": lambda: 1 / 0,
+        "not for these inputs": lambda: None,
+        "temperature ignored": lambda: torch.softmax(x.double(), -1),
+    }
+    with pytest.raises(CheckFailed) as e:
+        assert_close(torch.softmax(x, -1), expected, "softmax", {"x": x}, misconceptions=known)
+    first, rest = str(e.value).split("\n", 1)
+    assert first == "softmax: 흔한 실수로 보입니다. temperature ignored"
+    assert "기대값" in rest and "입력" in rest  # the counterexample still follows
+    with pytest.raises(CheckFailed) as e:
+        assert_close(torch.zeros(3), expected, "softmax", misconceptions=known)
+    assert "흔한 실수" not in str(e.value)
+    assert_close(expected.clone(), expected, misconceptions=known)  # right: nothing computed
+
+
 def test_release_template_hides_solutions_and_hidden_tests():
     rel = nbio.release_from_source(source_nb())
     text = json.dumps(rel)

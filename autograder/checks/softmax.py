@@ -46,11 +46,101 @@ def almost_all_neg_inf(rng, d):
 
 
 def compare(student, name, case, args, kwargs, expected, tol=None):
-    """Call the student's ``name`` and compare with ``expected`` (shape, dtype, device, values)."""
+    """Call the student's ``name`` and compare with ``expected`` (shape, dtype, device, values);
+    a wrong result that a known misconception gives is named."""
     inputs = {"x": args[0], **kwargs} if len(args) == 1 else dict(zip("ab", args, strict=False))
     got = student.call(name, *args, **kwargs)
     rtol, atol = tol or (None, None)
-    assert_close(got, expected, what=f"{name} [{case}]", inputs=inputs, rtol=rtol, atol=atol)
+    known = MISCONCEPTIONS[name](*args, **kwargs)
+    what = f"{name} [{case}]"
+    assert_close(got, expected, what, inputs, rtol, atol, misconceptions=known)
+
+
+# ----------------------------------------------------------------------------- misconceptions
+# Known mistakes, and the value each gives on a check's inputs (None where those inputs cannot
+# show it): a wrong result that matches one is named in the feedback (checking.diagnose).
+
+
+def finite_max(x, dim):
+    m = x.amax(dim=dim, keepdim=True)
+    return torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+
+
+def softmax_misconceptions(x, dim=-1, temperature=1.0):
+    t, last = float(temperature), dim in (-1, x.dim() - 1)
+    return {
+        "temperature 를 곱했습니다. 로짓을 temperature 로 나눈 뒤 소프트맥스를 적용합니다 "
+        "(softmax(x / temperature)): temperature 가 작을수록 분포가 뾰족해집니다": lambda: (
+            None if t == 1 else ref.softmax(x * t, dim=dim)
+        ),
+        "temperature 를 쓰지 않았습니다. 로짓을 temperature 로 나눈 뒤 소프트맥스를 적용합니다 "
+        "(softmax(x / temperature))": lambda: None if t == 1 else ref.softmax(x, dim=dim),
+        "dim 인자를 쓰지 않고 늘 마지막 차원으로 계산했습니다. 최댓값과 지수의 합을 모두 dim 을 "
+        "따라 구하세요 (keepdim=True)": lambda: (
+            None if last else ref.softmax(x, dim=-1, temperature=t)
+        ),
+    }
+
+
+def log_softmax_misconceptions(x, dim=-1):
+    last = dim in (-1, x.dim() - 1)
+    return {
+        "소프트맥스의 로그를 취했습니다. 소프트맥스가 0 으로 언더플로하는 자리에서 -inf 가 "
+        "됩니다: (x - max) - log(sum(exp(x - max))) 로 로짓에서 바로 계산하세요": lambda: torch.log(
+            ref.softmax(x, dim=dim)
+        ),
+        "최댓값을 빼서 exp 를 계산한 뒤, 결과에서 최댓값을 빼는 것을 잊었습니다: log_softmax 는 "
+        "(x - max) - log(sum(exp(x - max))) 입니다": lambda: (
+            ref.log_softmax(x, dim=dim) + finite_max(x, dim)
+        ),
+        "dim 인자를 쓰지 않고 늘 마지막 차원으로 계산했습니다": lambda: (
+            None if last else ref.log_softmax(x, dim=-1)
+        ),
+    }
+
+
+def jacobian_misconceptions(p):
+    return {
+        "부호가 반대입니다: 소프트맥스의 야코비안은 diag(p) - p pᵀ 입니다 (대각 성분 p_i(1 - p_i) "
+        "는 양수)": lambda: -ref.softmax_jacobian(p.double()),
+        "p 에 소프트맥스를 한 번 더 적용했습니다. 입력 p 는 이미 확률이므로 diag(p) - p pᵀ 에 "
+        "그대로 씁니다": lambda: ref.softmax_jacobian(ref.softmax(p.double())),
+    }
+
+
+def cross_entropy_misconceptions(logits, target, ignore_index=-100, reduction="mean"):
+    keep = target != ignore_index
+    ignored = not bool(keep.all())
+    return {
+        "로짓에 소프트맥스를 두 번 적용했습니다. cross_entropy 는 로짓을 받아 log_softmax 를 "
+        "한 번만 적용합니다": lambda: ref.cross_entropy(
+            ref.softmax(logits, dim=-1), target, ignore_index, reduction
+        ),
+        'reduction="mean" 의 분모에 무시할 위치(ignore_index)까지 넣었습니다. 평균은 무시하지 '
+        "않은 위치의 손실만으로 냅니다": lambda: (
+            ref.cross_entropy(logits, target, ignore_index, "sum") / target.numel()
+            if reduction == "mean" and ignored
+            else None
+        ),
+        'reduction="none" 에서 무시할 위치의 손실을 0 으로 만들지 않았습니다': lambda: (
+            -ref.log_softmax(logits, dim=-1)
+            .gather(-1, torch.where(keep, target, torch.zeros_like(target)).unsqueeze(-1))
+            .squeeze(-1)
+            if reduction == "none" and ignored
+            else None
+        ),
+        "ignore_index 인자 대신 -100 을 그대로 썼습니다": lambda: (
+            None if ignore_index == -100 else ref.cross_entropy(logits, target, -100, reduction)
+        ),
+    }
+
+
+MISCONCEPTIONS = {
+    "softmax": softmax_misconceptions,
+    "log_softmax": log_softmax_misconceptions,
+    "softmax_jacobian": jacobian_misconceptions,
+    "cross_entropy": cross_entropy_misconceptions,
+}
 
 
 # ----------------------------------------------------------------------------- softmax
@@ -147,7 +237,8 @@ def test_softmax_jacobian(student, rng, device, case):
     expected = ref.softmax_jacobian(p.double()).to(p.dtype)
     rtol, atol = HALF_TOL.get(p.dtype, (None, None))
     what = f"softmax_jacobian(p) [{case}]"
-    assert_close(got, expected, what=what, inputs={"p": p}, rtol=rtol, atol=atol)
+    known = jacobian_misconceptions(p)
+    assert_close(got, expected, what, {"p": p}, rtol, atol, misconceptions=known)
 
 
 # ----------------------------------------------------------------------------- log-softmax
@@ -242,4 +333,5 @@ def test_cross_entropy(student, rng, device, case):
     expected = ref.cross_entropy(logits, target, **kwargs)
     inputs = {"logits": logits, "target": target, **kwargs}
     what = f"cross_entropy [{case}]"
-    assert_close(got, expected, what=what, inputs=inputs, rtol=1e-5, atol=1e-5)
+    known = cross_entropy_misconceptions(logits, target, **kwargs)
+    assert_close(got, expected, what, inputs, 1e-5, 1e-5, misconceptions=known)

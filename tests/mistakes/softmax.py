@@ -28,7 +28,7 @@ MISTAKES = [
     return torch.where(s > 0, e / s, torch.zeros_like(e))
 """,
         "fails": [TEMP],
-        "says": "temperature",
+        "says": "temperature 를 쓰지 않았습니다",
     },
     {
         "name": "torch_softmax_shortcut",
@@ -106,7 +106,7 @@ MISTAKES = [
     return p.unsqueeze(-1) * p.unsqueeze(-2) - torch.diag_embed(p)
 """,
         "fails": [JAC],
-        "says": "softmax_jacobian(p)",
+        "says": "부호가 반대입니다",
     },
     {
         "name": "jacobian_treats_p_as_logits",
@@ -117,7 +117,7 @@ MISTAKES = [
     return torch.diag_embed(q) - q.unsqueeze(-1) * q.unsqueeze(-2)
 """,
         "fails": [JAC],
-        "says": "softmax도 함께 사용",
+        "says": "소프트맥스를 한 번 더",
     },
     {
         "name": "jacobian_unbatched",
@@ -152,7 +152,7 @@ MISTAKES = [
     return torch.log(softmax(x, dim=dim))
 """,
         "fails": [LOG],
-        "says": "log_softmax",
+        "says": "소프트맥스의 로그를 취했습니다",
     },
     {
         "name": "log_softmax_clamped",
@@ -181,7 +181,7 @@ MISTAKES = [
     return nll.mean()
 """,
         "fails": [CE],
-        "says": "-100",
+        "says": "분모에 무시할 위치",
     },
     {
         "name": "ce_softmax_twice",
@@ -200,7 +200,7 @@ MISTAKES = [
     return nll.sum() / keep.sum()
 """,
         "fails": [CE],
-        "says": 'cross_entropy [reduction="mean"]',
+        "says": "소프트맥스를 두 번",
     },
     {
         "name": "ce_overwrites_target",
@@ -284,7 +284,7 @@ MISTAKES += [
     return torch.where(s > 0, e / s, torch.zeros_like(e))
 """,
         "fails": [STABLE, TEMP],
-        "says": "dim",
+        "says": "dim 인자를 쓰지 않고",
     },
     {
         "name": "temperature_multiplies",
@@ -299,7 +299,7 @@ MISTAKES += [
     return torch.where(s > 0, e / s, torch.zeros_like(e))
 """,
         "fails": [TEMP],
-        "says": "temperature",
+        "says": "temperature 를 곱했습니다",
     },
     {
         "name": "clamp_exponent_instead_of_shift",
@@ -364,7 +364,7 @@ MISTAKES += [
     return x - torch.log(s)
 """,
         "fails": [LOG],
-        "says": "log_softmax",
+        "says": "최댓값을 빼는 것을 잊었습니다",
     },
     {
         "name": "log_softmax_always_last_dim",
@@ -379,7 +379,7 @@ MISTAKES += [
     return z - torch.log(s)
 """,
         "fails": [LOG],
-        "says": "dim",
+        "says": "dim 인자를 쓰지 않고",
     },
     {
         "name": "log_softmax_ones_on_default_device",
@@ -413,7 +413,7 @@ MISTAKES += [
     return nll.sum() / keep.sum()
 """,
         "fails": [CE],
-        "says": "ignore_index",
+        "says": "-100 을 그대로",
     },
     {
         "name": "ce_one_hot_arange_on_default_device",
@@ -484,7 +484,7 @@ MISTAKES += [
     return nll.sum() / keep.sum()
 """,
         "fails": [CE],
-        "says": "none",
+        "says": "0 으로 만들지 않았습니다",
     },
 ]
 
