@@ -52,7 +52,7 @@ MISTAKES = [
     return torch.ones(T, S, dtype=torch.bool, device=device).tril(diagonal=S - T - 1)
 """,
         "fails": [CM],
-        "says": "causal_mask",
+        "says": "자기 자신(대각선)을 보지 못하게",
     },
     {
         "name": "causal_ignores_key_offset",
@@ -63,7 +63,7 @@ MISTAKES = [
     return torch.ones(T, S, dtype=torch.bool, device=device).tril()
 """,
         "fails": [CM],
-        "says": "S=7",
+        "says": "키 오프셋 S - T 를 무시하고",
     },
     {
         "name": "causal_ignores_device",
@@ -85,7 +85,7 @@ MISTAKES = [
     return torch.ones(T, S, dtype=torch.bool, device=device).triu(diagonal=S - T + 1)
 """,
         "fails": [CM],
-        "says": "causal_mask",
+        "says": "True/False 를 뒤집은",
     },
     {
         "name": "padding_mask_2d",
@@ -96,7 +96,7 @@ MISTAKES = [
     return torch.arange(S, device=lengths.device) < lengths.unsqueeze(-1)
 """,
         "fails": [PM],
-        "says": "shape",
+        "says": "모양이 (B, S) 입니다",
     },
     {
         "name": "padding_off_by_one",
@@ -108,7 +108,7 @@ MISTAKES = [
     return keep.view(-1, 1, 1, S)
 """,
         "fails": [PM],
-        "says": "padding_mask",
+        "says": "한 칸 더 남겼습니다",
     },
     {
         "name": "padding_arange_on_default_device",
@@ -134,7 +134,7 @@ MISTAKES = [
     return out
 """,
         "fails": [CB],
-        "says": "combine_masks",
+        "says": "| (OR) 로 합쳤습니다",
     },
     {
         "name": "combine_forgets_none",
@@ -171,7 +171,7 @@ MISTAKES = [
 """
         + RENORM,
         "fails": [MS],
-        "says": "점수~-max",
+        "says": "고정된 음수로 채웠습니다",
     },
     {
         "name": "fully_masked_rows_uniform",
@@ -183,7 +183,7 @@ MISTAKES = [
 """
         + RENORM,
         "fails": [MS],
-        "says": "masked_softmax",
+        "says": "균등 분포(1/S)가 되었습니다",
     },
     {
         "name": "fill_neg_inf_gives_nan",
@@ -194,7 +194,7 @@ MISTAKES = [
 """
         + RENORM,
         "fails": [MS],
-        "says": "결과 nan",
+        "says": "-inf 로 채워서",
     },
     {
         "name": "fill_scores_in_place",
@@ -218,7 +218,7 @@ MISTAKES = [
 """
         + RENORM,
         "fails": [MS],
-        "says": "dim=-2",
+        "says": "dim 인자를 쓰지 않고",
     },
     {
         "name": "renorm_nan_rows",
@@ -230,7 +230,7 @@ MISTAKES = [
     return weights / weights.sum(dim=dim, keepdim=True)
 """,
         "fails": [MS],
-        "says": "masked_softmax_renorm",
+        "says": "0 을 0 으로 나누어 NaN",
     },
     {
         "name": "renorm_forgets_renormalising",
@@ -241,7 +241,7 @@ MISTAKES = [
     return torch.softmax(scores, dim=dim).masked_fill(~mask, 0.0)
 """,
         "fails": [MS],
-        "says": "masked_softmax_renorm",
+        "says": "다시 정규화하지 않았습니다",
     },
     {
         "name": "dropout_in_eval_too",
@@ -265,7 +265,7 @@ MISTAKES = [
 """
         ),
         "fails": [CA],
-        "says": "드롭아웃",
+        "says": "드롭아웃을 적용하지 않았습니다",
     },
     {
         "name": "dropout_on_scores",
@@ -277,7 +277,7 @@ MISTAKES = [
 """
         ),
         "fails": [CA],
-        "says": "드롭아웃",
+        "says": "소프트맥스 전의 어텐션 점수에",
     },
     {
         "name": "dropout_on_output",
@@ -289,7 +289,7 @@ MISTAKES = [
 """
         ),
         "fails": [CA],
-        "says": "드롭아웃",
+        "says": "어텐션 출력(weights @ v)에",
     },
     {
         "name": "dropout_without_rescale",
@@ -303,7 +303,7 @@ MISTAKES = [
 """
         ),
         "fails": [CA],
-        "says": "1/(1-p)",
+        "says": "1/(1-p) 로 키우지 않았습니다",
     },
     {
         "name": "no_scaling",
@@ -315,7 +315,7 @@ MISTAKES = [
 """
         ),
         "fails": [CA],
-        "says": "CausalAttention",
+        "says": "√d_k 로 나누지 않았습니다",
     },
     {
         "name": "sees_one_future_token",
@@ -328,7 +328,7 @@ MISTAKES = [
 """
         ),
         "fails": [CA],
-        "says": "CausalAttention",
+        "says": "바로 다음 토큰(미래)까지",
     },
     {
         "name": "mask_built_on_default_device",
@@ -423,7 +423,7 @@ MISTAKES += [
     return (pos < lengths.unsqueeze(-1)).view(-1, 1, 1, S)
 """,
         "fails": [PM],
-        "says": "padding_mask",
+        "says": "배치 크기 len(lengths) 를 썼습니다",
     },
     {
         "name": "combine_and_into_first_mask",
@@ -472,7 +472,7 @@ MISTAKES += [
     return weights / (weights.sum(dim=dim, keepdim=True) + 1e-9)
 """,
         "fails": [MS],
-        "says": "masked_softmax_renorm",
+        "says": "분모에 작은 수",
     },
     {
         "name": "mask_as_plain_attribute",
@@ -497,7 +497,7 @@ MISTAKES += [
         return self.dropout(weights) @ v
 """,
         "fails": [CA],
-        "says": "CausalAttention",
+        "says": "입력 차원 d_in 의 제곱근",
     },
     {
         "name": "dropout_module_built_in_forward",
@@ -527,7 +527,7 @@ MISTAKES += [
 """
         ),
         "fails": [CA],
-        "says": "CausalAttention",
+        "says": "torch.rand_like 로 직접 만들었습니다",
     },
 ]
 
