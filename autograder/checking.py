@@ -201,26 +201,45 @@ def assert_close(
     try:
         _assert_close(got, expected, what, inputs, rtol, atol, check_dtype)
     except CheckFailed as e:
-        diagnosis = diagnose(got, misconceptions, rtol, atol)
+        diagnosis = diagnose(got, expected, misconceptions, rtol, atol)
         if diagnosis is None:
             raise
         raise CheckFailed(f"{what}: 흔한 실수로 보입니다. {diagnosis}\n{e}") from None
 
 
-def diagnose(got, misconceptions, rtol=None, atol=None):
+def diagnose(got, expected, misconceptions, rtol=None, atol=None):
     """The first diagnosis of ``misconceptions`` (see :func:`assert_close`) whose value ``got``
-    matches (dtype aside), or None."""
+    matches (dtype aside) while that value differs from ``expected``: a mistake these inputs
+    cannot tell from the right answer is never named (e.g. for a result wrong only in dtype)."""
     for diagnosis, value in (misconceptions or {}).items():
         try:
             wrong = value()
+            if wrong is None:
+                continue
             if isinstance(wrong, torch.Tensor) and isinstance(got, torch.Tensor):
-                wrong = wrong.to(got.dtype)  # the tolerance of the result's dtype
-            if wrong is not None:
-                _assert_close(got, wrong, "", None, rtol, atol, False)
+                # judged at the result's precision: a mistake whose value rounds to the right
+                # answer there is not what made this result wrong
+                wrong = wrong.to(got.dtype)
+                if _close(wrong, expected.to(got.dtype), rtol, atol):
+                    continue
+            elif _close(wrong, expected, rtol, atol):
+                continue
+            if _close(got, wrong, rtol, atol):
                 return diagnosis
         except Exception:  # noqa: BLE001 (not this misconception, whatever the reason)
             continue
     return None
+
+
+def _close(a, b, rtol, atol):
+    """``a`` matches ``b`` as assert_close would judge it, dtype aside."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        a = a.to(b.dtype)
+    try:
+        _assert_close(a, b, "", None, rtol, atol, False)
+    except CheckFailed:
+        return False
+    return True
 
 
 def _assert_close(got, expected, what, inputs, rtol, atol, check_dtype):

@@ -8,6 +8,7 @@ differs from the entry's ``fails`` and ``says`` (a mistake) or from full marks (
 variant), as tests/test_mistakes.py judges them.
 """
 
+import re
 import sys
 from pathlib import Path
 
@@ -17,9 +18,23 @@ from test_mistakes import SUITES, notebooks  # noqa: E402
 
 from autograder.engine import Engine  # noqa: E402
 
+RULE_KINDS = {"device", "in-place", "forbidden", "randomness"}
+
+
+def diagnosis_kind(entry, message):
+    """'catalogue' when the message names a catalogued misconception, 'rule' when the mistake
+    is of a kind a grader rule names (device, in-place edit, forbidden function, global random
+    state), else 'counterexample' (a generic mismatch with its inputs)."""
+    if "흔한 실수로 보입니다" in message:
+        return "catalogue"
+    if entry["kind"] in RULE_KINDS or re.search(r"dtype이 \S+이어야 하는데", message):
+        return "rule"
+    return "counterexample"
+
 
 def main(assignment, names=()):
     suite = SUITES[assignment]
+    mistakes = {m["name"]: m for m in suite.MISTAKES}
     entries = {m["name"]: m for m in suite.MISTAKES + getattr(suite, "CORRECT", [])}
     todo = {
         k: v for k, v in notebooks().items() if k[0] == assignment and (not names or k[1] in names)
@@ -27,7 +42,7 @@ def main(assignment, names=()):
     engine = Engine(jobs=2, assignments=[assignment], run_seed=1)
     try:
         futures = {k: engine.submit_notebook(k[0], t, nb)[0] for k, (t, nb) in todo.items()}
-        bad = 0
+        bad, named = 0, {"catalogue": 0, "rule": 0}
         for (_, name), future in futures.items():
             verdicts = future.result().verdicts
             failed = sorted(g for g, v in verdicts.items() if not v.passed)
@@ -40,10 +55,19 @@ def main(assignment, names=()):
             if ok and failed and says and says not in verdicts[entry["fails"][0]].message:
                 ok, want = False, f"{want} with {says!r} in {entry['fails'][0]}'s message"
             bad += not ok
+            if name in mistakes and failed:
+                kind = diagnosis_kind(mistakes[name], verdicts[failed[0]].message)
+                named[kind] = named.get(kind, 0) + 1
             print(f"{'ok ' if ok else 'BAD'} {name}: failed {failed}, expected {want}")
             for g in failed:
                 print(f"      {g}: {verdicts[g].message[:300]!r}")
         print(f"{bad} of {len(futures)} differ from their entry")
+        print(
+            f"feedback names the mistake for {named['catalogue'] + named['rule']} of "
+            f"{len(mistakes)} mistakes ({named['catalogue']} by the check's misconception "
+            f"catalogue, {named['rule']} by a grader rule: device, in-place, forbidden, "
+            "random, dtype)"
+        )
     finally:
         engine.close()
 

@@ -191,6 +191,12 @@ def test_assert_close_names_the_misconception_a_wrong_result_matches():
         assert_close(torch.zeros(3), expected, "softmax", misconceptions=known)
     assert "흔한 실수" not in str(e.value)
     assert_close(expected.clone(), expected, misconceptions=known)  # right: nothing computed
+    # wrong only in dtype: a misconception that rounds to the right answer is not named
+    x64 = x.double()
+    same = {"no shift (same values here)": lambda: torch.exp(x64) / torch.exp(x64).sum()}
+    with pytest.raises(CheckFailed) as e:
+        assert_close(torch.softmax(x64, -1).float(), torch.softmax(x64, -1), misconceptions=same)
+    assert "흔한 실수" not in str(e.value) and "dtype" in str(e.value)
 
 
 def test_release_template_hides_solutions_and_hidden_tests():

@@ -14,7 +14,7 @@ MISTAKES = [
     return e / e.sum(dim=dim, keepdim=True)
 """,
         "fails": [STABLE, TEMP],
-        "says": "로짓~3000",
+        "says": "최댓값을 빼지 않고 exp",
     },
     {
         "name": "no_temperature",
@@ -96,7 +96,7 @@ MISTAKES = [
     return e / e.sum(dim=dim, keepdim=True)
 """,
         "fails": [STABLE],
-        "says": "-inf",
+        "says": "모든 원소가 -inf 인 행이 NaN",
     },
     {
         "name": "jacobian_wrong_sign",
