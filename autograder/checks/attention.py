@@ -14,6 +14,8 @@ Everything is compared with ``solutions.attention``; half-precision inputs are c
 the float64 result on the same (rounded) inputs. Ready-made attention may not be used.
 """
 
+import math
+
 import pytest
 import torch
 
@@ -50,6 +52,135 @@ def signs(rng, *shape):
     return torch.randint(0, 2, shape, generator=rng).to(torch.float64) * 2 - 1
 
 
+# ----------------------------------------------------------------------------- misconceptions
+# Known mistakes, and the value each gives on a check's inputs (None where those inputs cannot
+# show it): a wrong result that matches one is named in the feedback (checking.diagnose).
+
+NAIVE_EXP = (
+    "최댓값을 빼지 않고 exp 를 계산했습니다: 점수가 크면 오버플로(inf / inf = NaN), 모두 아주 "
+    "작으면 언더플로(가중치가 모두 0)가 납니다. 각 행의 최댓값을 뺀 뒤 exp 를 계산하는 "
+    "소프트맥스(torch.softmax)를 쓰세요"
+)
+OVER_QUERIES = (
+    "소프트맥스를 쿼리 축(dim=-2)을 따라 계산했습니다: 각 쿼리의 가중치, 곧 점수 행렬의 "
+    "행(dim=-1)이 합이 1 이 되어야 합니다"
+)
+
+
+def naive_softmax(scores, mask=None):
+    e = torch.exp(scores)
+    e = e if mask is None else e * mask
+    total = e.sum(dim=-1, keepdim=True)
+    return torch.where(total > 0, e / total, torch.zeros_like(e))
+
+
+def simple_misconceptions(x):
+    dot = x @ x.transpose(-2, -1)
+
+    def attend(weights, values=x):
+        return (weights @ values).to(x.dtype), weights
+
+    def in_float32():
+        xf = x.float()
+        return attend(torch.softmax(xf @ xf.transpose(-2, -1), dim=-1), xf)
+
+    return {
+        OVER_QUERIES: lambda: attend(torch.softmax(dot, dim=-2)),
+        "이 단순한 셀프 어텐션에는 1/√d 스케일링이 없습니다: 점수는 x @ xᵀ 그대로 쓰고, 스케일링은 "
+        "스케일드 닷-프로덕트 어텐션에서 합니다": lambda: attend(
+            torch.softmax(dot / math.sqrt(x.shape[-1]), dim=-1)
+        ),
+        NAIVE_EXP: lambda: attend(naive_softmax(dot)),
+        "float64 입력을 float32 로 바꾸어 계산했습니다: 정밀도를 잃지 않도록 입력의 dtype 그대로 "
+        "계산하세요": lambda: in_float32() if x.dtype == F64 else None,
+    }
+
+
+def sdpa_misconceptions(q, k, v, mask=None):
+    d_k, d_v = q.shape[-1], v.shape[-1]
+    dot = q @ k.transpose(-2, -1)
+    scaled = dot / math.sqrt(d_k)
+
+    def out(w):
+        return w @ v, w
+
+    def attend(scores=scaled, fill=None, zero_blocked=True, dim=-1, keep=mask):
+        if keep is not None:
+            low = torch.finfo(scores.dtype).min if fill is None else fill
+            scores = scores.masked_fill(~keep, low)
+        w = torch.softmax(scores, dim=dim)
+        return out(w.masked_fill(~keep, 0.0) if keep is not None and zero_blocked else w)
+
+    known = {
+        "점수를 √d_k 로 나누지 않았습니다: 스케일드 닷-프로덕트 어텐션은 softmax(q @ kᵀ / √d_k) "
+        "입니다": lambda: attend(dot),
+        "점수를 √d_k 가 아니라 d_k 로 나누었습니다: 제곱근(math.sqrt(d_k))으로 나누세요": lambda: (
+            attend(dot / d_k)
+        ),
+        "점수를 값(v)의 차원 d_v 의 제곱근으로 나누었습니다: 쿼리·키의 차원 d_k = q.shape[-1] 의 "
+        "제곱근으로 나누세요": lambda: None if d_v == d_k else attend(dot / math.sqrt(d_v)),
+        OVER_QUERIES: lambda: attend(dim=-2),
+        "두 번째 반환값으로 소프트맥스 전의 점수를 돌려주었습니다: (output, weights) 의 weights 는 "
+        "소프트맥스를 거친 어텐션 가중치입니다": lambda: (
+            attend()[0],
+            scaled if mask is None else scaled.masked_fill(~mask, torch.finfo(dot.dtype).min),
+        ),
+    }
+
+    def naive():
+        return out(naive_softmax(scaled, mask))
+
+    if mask is None:
+        return known | {NAIVE_EXP: naive}
+
+    def fixed():  # a fill far above scores near -max: the kept weights underflow, as in naive()
+        return attend(fill=-1e4)
+
+    def alike():
+        return torch.equal(naive()[1], fixed()[1])
+
+    return known | {
+        "막히지 않은 키의 가중치까지 0 이 되었습니다: 최댓값을 빼지 않고 exp 를 계산했거나"
+        "(언더플로), 막힌 점수를 점수보다 큰 고정된 음수(-1e4, -1e9, float32 의 최솟값 등)로 "
+        "채웠을 때의 결과입니다. 각 행의 최댓값을 빼는 소프트맥스를 쓰고, 막힌 점수는 "
+        "torch.finfo(scores.dtype).min 으로 채우세요": lambda: naive() if alike() else None,
+        NAIVE_EXP: lambda: None if alike() else naive(),
+        "mask 의 True/False 를 거꾸로 썼습니다 (True = 막힘): 이 과정의 mask 는 "
+        "F.scaled_dot_product_attention 처럼 True 가 볼 수 있는 곳(keep)입니다": lambda: attend(
+            keep=~mask
+        ),
+        "막힌 점수를 -inf 로 채워서 모든 키가 막힌 행이 NaN 이 되었습니다: torch.finfo(dtype).min "
+        "으로 채우고, 소프트맥스 뒤에 막힌 위치를 0 으로 만드세요": lambda: attend(
+            fill=float("-inf"), zero_blocked=False
+        ),
+        "모든 키가 막힌 행이 균등 분포(1/S)가 되었습니다: finfo.min 으로 채운 행은 값이 모두 같아 "
+        "소프트맥스가 고르게 나눕니다. 소프트맥스 뒤에 막힌 위치를 0 으로 만드세요 (그 행의 출력도 "
+        "0)": lambda: attend(zero_blocked=False),
+        "막힌 점수를 고정된 음수(-1e4, -1e9, float32 의 최솟값 등)로 채웠습니다: 점수가 그보다 "
+        "작으면 소프트맥스에서 막힌 키가 가중치를 가져갑니다. 점수의 dtype 에 맞는 "
+        "torch.finfo(scores.dtype).min 으로 채우세요": lambda: None if alike() else fixed(),
+        "소프트맥스 뒤에 막힌 가중치를 0 으로 만들기만 하고 다시 정규화하지 않았습니다: 소프트맥스 "
+        "전에 막힌 점수를 torch.finfo(dtype).min 으로 채우면 남은 가중치의 합이 1 이 "
+        "됩니다": lambda: out(torch.softmax(scaled, dim=-1) * mask),
+    }
+
+
+def v2_to_v1_misconceptions(state, name):
+    other = {
+        f"{name!r} 에 {o}.weight 를 넣었습니다: 이름이 같은 가중치를 옮기세요": lambda o=o: (
+            state[f"{o}.weight"].T
+        )
+        for o in NAMES
+        if o != name
+    }
+    return {
+        "nn.Linear 의 weight 를 전치(.T)하지 않았습니다: weight 는 (d_out, d_in) 이고 nn.Linear 는 "
+        "x @ Wᵀ, SelfAttention_v1 은 x @ W 를 계산하므로 v1 의 행렬은 (d_in, d_out) 인 Wᵀ "
+        "입니다": lambda: state[f"{name}.weight"],
+        **other,
+    }
+
+
 # ----------------------------------------------------------------------------- 1. simple
 
 
@@ -79,7 +210,8 @@ def test_simple_self_attention(student, rng, device, case):
     expected = reference(ref.simple_self_attention, x)
     rtol, atol = tolerance(x.dtype)
     what = f"simple_self_attention(x) [{case}] -> (context, weights)"
-    assert_close(got, expected, what=what, inputs={"x": x}, rtol=rtol, atol=atol)
+    known = simple_misconceptions(x)
+    assert_close(got, expected, what, {"x": x}, rtol, atol, misconceptions=known)
 
 
 # ----------------------------------------------------------------------------- 2. sdpa
@@ -132,7 +264,8 @@ def compare_sdpa(student, case, q, k, v, mask=None, positional=False):
     rtol, atol = tolerance(q.dtype)
     inputs = {"q": q, "k": k, "v": v} | ({} if mask is None else {"mask": mask})
     what = f"scaled_dot_product_attention [{case}] -> (output, weights)"
-    assert_close(got, expected, what=what, inputs=inputs, rtol=rtol, atol=atol)
+    known = sdpa_misconceptions(q, k, v, mask)
+    assert_close(got, expected, what, inputs, rtol, atol, misconceptions=known)
     return got
 
 
@@ -147,7 +280,8 @@ def test_sdpa(student, rng, device, case):
     expected = reference(ref.scaled_dot_product_attention, q, k, v)
     rtol, atol = tolerance(q.dtype)
     what = f"scaled_dot_product_attention [{case}] -> (output, weights)"
-    assert_close(got, expected, what=what, inputs={"q": q, "k": k, "v": v}, rtol=rtol, atol=atol)
+    inputs, known = {"q": q, "k": k, "v": v}, sdpa_misconceptions(q, k, v)
+    assert_close(got, expected, what, inputs, rtol, atol, misconceptions=known)
 
 
 def keep(rng, *shape, p=0.6, d="cpu"):
@@ -276,7 +410,8 @@ def test_v2_to_v1(student, rng, device, case):
             state,
         )
     for name in NAMES:
-        assert_close(got[name], expected[name], what=f"{what}[{name!r}]", inputs=state)
+        known = v2_to_v1_misconceptions(state, name)
+        assert_close(got[name], expected[name], f"{what}[{name!r}]", state, misconceptions=known)
     v2 = ref.SelfAttention_v2(d_in, d_out).to(device, dtype)
     v2.load_state_dict(state)
     v1 = ref.SelfAttention_v1(d_in, d_out).to(device, dtype)

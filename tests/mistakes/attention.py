@@ -16,7 +16,7 @@ MISTAKES = [
     return weights @ x, weights
 """,
         "fails": [SIMPLE],
-        "says": "다릅니다",
+        "says": "쿼리 축(dim=-2)",
     },
     {
         "name": "simple_scaled_by_sqrt_d",
@@ -28,7 +28,7 @@ MISTAKES = [
     return weights @ x, weights
 """,
         "fails": [SIMPLE],
-        "says": "책의 예제",
+        "says": "1/√d 스케일링이 없습니다",
     },
     {
         "name": "simple_dot_T",
@@ -53,7 +53,7 @@ MISTAKES = [
     return weights @ x, weights
 """,
         "fails": [SIMPLE],
-        "says": "점수~7000",
+        "says": "최댓값을 빼지 않고 exp",
     },
     {
         "name": "simple_context_only",
@@ -92,7 +92,7 @@ MISTAKES = [
     return weights @ v, weights
 """,
         "fails": [SDPA, MASK],
-        "says": "다릅니다",
+        "says": "√d_k 로 나누지 않았습니다",
     },
     {
         "name": "sdpa_scale_by_d_k",
@@ -108,7 +108,7 @@ MISTAKES = [
     return weights @ v, weights
 """,
         "fails": [SDPA, MASK],
-        "says": "다릅니다",
+        "says": "√d_k 가 아니라 d_k 로",
     },
     {
         "name": "sdpa_scale_by_d_v",
@@ -124,7 +124,7 @@ MISTAKES = [
     return weights @ v, weights
 """,
         "fails": [SDPA, MASK],
-        "says": "d_k != d_v",
+        "says": "d_v 의 제곱근으로",
     },
     {
         "name": "sdpa_k_dot_T",
@@ -156,7 +156,7 @@ MISTAKES = [
     return weights @ v, scores
 """,
         "fails": [SDPA, MASK],
-        "says": "[1]",
+        "says": "소프트맥스 전의 점수를 돌려주었습니다",
     },
     {
         "name": "sdpa_naive_exp",
@@ -172,7 +172,7 @@ MISTAKES = [
     return weights @ v, weights
 """,
         "fails": [SDPA, MASK],
-        "says": "max(float32)",
+        "says": "최댓값을 빼지 않고 exp",
     },
     {
         "name": "sdpa_upcast_to_float32",
@@ -254,7 +254,7 @@ MISTAKES = [
     return weights @ v, weights
 """,
         "fails": [MASK],
-        "says": "max(float32)",
+        "says": "막히지 않은 키의 가중치까지 0",
     },
     {
         "name": "mask_fill_minus_1e4",
@@ -270,7 +270,7 @@ MISTAKES = [
     return weights @ v, weights
 """,
         "fails": [MASK],
-        "says": "max(float32)",
+        "says": "막히지 않은 키의 가중치까지 0",
     },
     {
         "name": "mask_fill_neg_inf_nan_rows",
@@ -284,7 +284,7 @@ MISTAKES = [
     return weights @ v, weights
 """,
         "fails": [MASK],
-        "says": "모든 키가 막힌",
+        "says": "-inf 로 채워서",
     },
     {
         "name": "mask_finfo_min_uniform_rows",
@@ -298,7 +298,7 @@ MISTAKES = [
     return weights @ v, weights
 """,
         "fails": [MASK],
-        "says": "모든 키가 막힌",
+        "says": "균등 분포(1/S)",
     },
     {
         "name": "mask_true_means_blocked",
@@ -314,7 +314,7 @@ MISTAKES = [
     return weights @ v, weights
 """,
         "fails": [MASK],
-        "says": "다릅니다",
+        "says": "True/False 를 거꾸로",
     },
     {
         "name": "mask_zeroed_after_softmax_no_renorm",
@@ -328,7 +328,7 @@ MISTAKES = [
     return weights @ v, weights
 """,
         "fails": [MASK],
-        "says": "다릅니다",
+        "says": "다시 정규화하지 않았습니다",
     },
     {
         "name": "mask_zero_rows_on_cpu",
@@ -377,7 +377,7 @@ MISTAKES = [
     }
 """,
         "fails": [V2V1],
-        "says": "shape",
+        "says": "전치(.T)하지 않았습니다",
     },
     {
         "name": "v2_to_v1_keeps_weight_suffix",
@@ -401,7 +401,7 @@ MISTAKES = [
     }
 """,
         "fails": [V2V1],
-        "says": "W_key",
+        "says": "W_value.weight 를 넣었습니다",
     },
     {
         "name": "v2_to_v1_to_float32",
@@ -459,7 +459,7 @@ MISTAKES += [
     return (weights @ xf).to(x.dtype), weights
 """,
         "fails": [SIMPLE],
-        "says": "dtype",
+        "says": "float32 로 바꾸어 계산했습니다",
     },
     {
         "name": "sdpa_bmm_only_3d",
@@ -491,7 +491,7 @@ MISTAKES += [
     return weights @ v, weights
 """,
         "fails": [SDPA, MASK],
-        "says": "scaled_dot_product_attention",
+        "says": "쿼리 축(dim=-2)",
     },
     {
         "name": "mask_fill_float32_min_for_half",
@@ -504,7 +504,7 @@ MISTAKES += [
 """
         + SDPA_TAIL,
         "fails": [MASK],
-        "says": "float64",
+        "says": "막히지 않은 키의 가중치까지 0",
     },
     {
         "name": "mask_zeroing_mask_moved_to_cpu",
