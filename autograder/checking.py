@@ -20,6 +20,7 @@ import threading
 
 import torch
 
+from autograder.report import MISCONCEPTION
 from autograder.sandboxed.worker import manual_seed
 
 MAX_SHOW = 6  # elements shown per tensor in a summary
@@ -204,7 +205,7 @@ def assert_close(
         diagnosis = diagnose(got, expected, misconceptions, rtol, atol)
         if diagnosis is None:
             raise
-        raise CheckFailed(f"{what}: 흔한 실수로 보입니다. {diagnosis}\n{e}") from None
+        raise CheckFailed(f"{what}: {MISCONCEPTION} {diagnosis}\n{e}") from None
 
 
 def diagnose(got, expected, misconceptions, rtol=None, atol=None):

@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 from autograder import notebook as nbio
 from autograder.nbgrader_plugin import ENAMES
-from autograder.report import OUTCOMES
+from autograder.report import MISCONCEPTION, OUTCOMES
 
 OUTCOME_OF = {ename: outcome for outcome, ename in ENAMES.items()}
 PROBLEMS = ("crashed", "timeout", "grader-error")  # the worker or the grader, not a wrong answer
@@ -208,11 +208,14 @@ def failure_messages(cells, rows):
 
 
 def misconception(message):
-    """The misconception a failure message points to, for counting per test cell.
-
-    Hook for a catalogue of misconceptions: until one exists, a failure is known by the first
-    line of its message (the same mistake under the same run seed gives the same line)."""
-    return first_line(message)
+    """The misconception a failure message points to, for counting per test cell: the
+    diagnosis of the check's catalogue (checking.assert_close) when it named one, whatever the
+    case; otherwise the first line of the message (the same mistake under the same run seed
+    gives the same line)."""
+    line = first_line(message)
+    if MISCONCEPTION in line:
+        return MISCONCEPTION + line.split(MISCONCEPTION, 1)[1]
+    return line
 
 
 def problems(cells, rows):

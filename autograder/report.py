@@ -2,6 +2,10 @@
 
 from dataclasses import dataclass, field
 
+# starts the diagnosis of a catalogued misconception in a message (checking.assert_close); the
+# class report counts failures by it
+MISCONCEPTION = "흔한 실수로 보입니다."
+
 OUTCOMES = ("passed", "failed", "crashed", "timeout", "grader-error")
 
 

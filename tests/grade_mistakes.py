@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_mistakes import SUITES, notebooks  # noqa: E402
 
 from autograder.engine import Engine  # noqa: E402
+from autograder.report import MISCONCEPTION  # noqa: E402
 
 RULE_KINDS = {"device", "in-place", "forbidden", "randomness"}
 
@@ -25,7 +26,7 @@ def diagnosis_kind(entry, message):
     """'catalogue' when the message names a catalogued misconception, 'rule' when the mistake
     is of a kind a grader rule names (device, in-place edit, forbidden function, global random
     state), else 'counterexample' (a generic mismatch with its inputs)."""
-    if "흔한 실수로 보입니다" in message:
+    if MISCONCEPTION in message:
         return "catalogue"
     if entry["kind"] in RULE_KINDS or re.search(r"dtype이 \S+이어야 하는데", message):
         return "rule"

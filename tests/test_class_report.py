@@ -202,3 +202,17 @@ def test_plots_are_labelled_in_korean_with_a_korean_font():
     source = Path(cr.__file__).read_text(encoding="utf-8")
     for call in re.findall(r"ax\.(?:set_xlabel|set_ylabel|set_title|text)\(([^\n]*)", source):
         assert re.search("[가-힣]", call), call  # every axis label and title is Korean
+
+
+def test_failures_are_counted_by_the_misconception_they_name():
+    """Two cases of one test cell naming the same catalogued misconception count as one
+    misconception; a message without a diagnosis is known by its first line."""
+    from autograder.class_report import misconception
+    from autograder.report import MISCONCEPTION
+
+    a = f"softmax [dim=1]: {MISCONCEPTION} dim 인자를 쓰지 않았습니다\n값이 다릅니다"
+    b = f"softmax [dim=0]: {MISCONCEPTION} dim 인자를 쓰지 않았습니다\n값이 다릅니다"
+    assert misconception(a) == misconception(b) == f"{MISCONCEPTION} dim 인자를 쓰지 않았습니다"
+    assert misconception("softmax [dim=1]: 3개 중 1개 값이 다릅니다\n입력") == (
+        "softmax [dim=1]: 3개 중 1개 값이 다릅니다"
+    )
