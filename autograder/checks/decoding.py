@@ -77,14 +77,311 @@ REFERENCE = {
 
 
 def compare(student, name, case, args, kwargs, inputs, rtol=None, atol=None, hint=""):
-    """Call the student's ``name`` and compare with REFERENCE[name] on the same arguments."""
+    """Call the student's ``name`` and compare with REFERENCE[name] on the same arguments; a
+    wrong result that a known misconception gives is named (MISCONCEPTIONS)."""
     expected = REFERENCE[name](*args, **kwargs)
     got = student.call(name, *args, **kwargs)
+    known = MISCONCEPTIONS[name](*args, **kwargs)
     try:
-        assert_close(got, expected, what=f"{name} [{case}]", inputs=inputs, rtol=rtol, atol=atol)
+        assert_close(got, expected, f"{name} [{case}]", inputs, rtol, atol, misconceptions=known)
     except CheckFailed as e:
         raise CheckFailed(str(e) + hint) from None
     return got
+
+
+# ----------------------------------------------------------------------------- misconceptions
+# Known mistakes, and the value each gives on a check's inputs (None where those inputs cannot
+# show it): a wrong result that matches one is named in the feedback (checking.diagnose). The
+# *_variant functions are the reference computation with one known mistake switched on.
+
+
+def greedy_variant(table, idx, max_new_tokens, eos_id, force_eos=True, stop_on_any=False):
+    """Greedy decoding where finished rows are not forced to eos_id (force_eos=False), or where
+    the loop stops once any row has produced eos_id (stop_on_any)."""
+    model, start = TableLM(table), idx.shape[1]
+    for _ in range(max_new_tokens):
+        nxt = model(idx)[:, -1, :].argmax(dim=-1, keepdim=True)
+        if force_eos:
+            nxt = nxt.masked_fill((idx[:, start:] == eos_id).any(1, keepdim=True), eos_id)
+        idx = torch.cat([idx, nxt], dim=1)
+        finished = (idx[:, start:] == eos_id).any(1)
+        if bool(finished.any() if stop_on_any else finished.all()):
+            break
+    return idx
+
+
+def greedy_misconceptions(table, idx, max_new_tokens, eos_id=None):
+    return {
+        "시퀀스 종료 토큰(EOS)을 낸 행이 다음 토큰을 계속 생성했습니다. 끝난 행에는 이후 스텝마다 "
+        "eos_id 를 넣고, 모든 행이 끝났을 때 멈추세요": lambda: (
+            None if eos_id is None else greedy_variant(table, idx, max_new_tokens, eos_id, False)
+        ),
+        "한 행이 시퀀스 종료 토큰(EOS)을 내자 모든 행의 생성을 멈췄습니다. 끝난 행에는 eos_id 를 "
+        "채우며 계속하고, 모든 행이 끝났을 때만 멈추세요 (done.all())": lambda: (
+            None
+            if eos_id is None
+            else greedy_variant(table, idx, max_new_tokens, eos_id, stop_on_any=True)
+        ),
+    }
+
+
+def top_k_misconceptions(logits, k):
+    k = min(int(k), logits.shape[-1])
+    top = torch.topk(logits, k, dim=-1)
+    return {
+        "k 번째로 큰 값과 같은 로짓(동점)을 버리고 정확히 k 개만 남겼습니다. k 번째로 큰 값을 구해 "
+        "그보다 작은 로짓만 -inf 로 바꾸세요 (logits < kth)": lambda: logits.masked_fill(
+            ~torch.zeros_like(logits, dtype=torch.bool).scatter(-1, top.indices, True), NEG_INF
+        ),
+        '버린 토큰에 -1e9 를 넣었습니다. 버린 자리는 정확히 -inf (float("-inf")) 로 두세요: '
+        "-1e9 는 float16 에 담기지 않고, 로짓이 -1e9 보다 작으면 버린 토큰이 남긴 토큰보다 "
+        "커집니다": lambda: logits.masked_fill(logits < top.values[..., -1:], -1e9),
+    }
+
+
+def nucleus_variant(logits, p, keep, flip=False):
+    """top_p_filter deciding in sorted order with keep(cumsum, probs) (the first token always
+    kept); flip: sort ascending, then flip (ties in descending token id order)."""
+    if flip:
+        sorted_logits, order = torch.sort(logits, dim=-1, stable=True)
+        sorted_logits, order = sorted_logits.flip(-1), order.flip(-1)
+    else:
+        sorted_logits, order = torch.sort(logits, dim=-1, descending=True, stable=True)
+    probs = torch.softmax(sorted_logits, dim=-1)
+    kept = keep(torch.cumsum(probs, dim=-1), probs)
+    kept[..., 0] = True
+    return logits.masked_fill(~torch.zeros_like(kept).scatter(-1, order, kept), NEG_INF)
+
+
+def unsorted_nucleus(logits, p):
+    """Nucleus decided on the cumulative mass in token id order (the argmax kept)."""
+    probs = torch.softmax(logits, dim=-1)
+    keep = torch.cumsum(probs, dim=-1) - probs < p
+    keep = keep | (logits == logits.amax(dim=-1, keepdim=True))
+    return logits.masked_fill(~keep, NEG_INF)
+
+
+def naive_nucleus(logits, p):
+    """Nucleus with probabilities exp(x) / sum(exp(x)) (no max subtracted); None without
+    overflow."""
+    sorted_logits, order = torch.sort(logits, dim=-1, descending=True, stable=True)
+    e = torch.exp(sorted_logits)
+    if not bool(torch.isinf(e).any()):
+        return None
+    probs = e / e.sum(dim=-1, keepdim=True)
+    kept = torch.cumsum(probs, dim=-1) - probs < p
+    kept[..., 0] = True
+    return logits.masked_fill(~torch.zeros_like(kept).scatter(-1, order, kept), NEG_INF)
+
+
+def top_p_misconceptions(logits, p):
+    """The overflow comes first: where it keeps only the argmax, "the crossing token dropped"
+    may give the same, but test_top_p_filter's first case already fails that one."""
+    below = p < 1
+    return {
+        "확률을 exp(x) / sum(exp(x)) 로 직접 계산해 exp 가 오버플로했습니다 (inf / inf = nan). "
+        "torch.softmax 를 쓰거나 최댓값을 뺀 뒤 exp 를 계산하세요": lambda: naive_nucleus(
+            logits, p
+        ),
+        "누적 확률을 p 보다 크게 만드는 토큰까지 버렸습니다 (cumsum > p). 그 토큰도 뉴클리어스에 "
+        "들어갑니다: 앞 토큰들의 확률 합(cumsum - probs)이 p 보다 작은 토큰을 남기세요": lambda: (
+            nucleus_variant(logits, p, lambda cum, probs: cum <= p)
+        ),
+        "앞 토큰들의 확률 합이 정확히 p 인 토큰까지 남겼습니다 (<= p). 합이 이미 p 에 이르렀으니 "
+        "그 토큰은 버립니다: 앞 토큰들의 합 < p 인 토큰만 남기세요": lambda: (
+            nucleus_variant(logits, p, lambda cum, probs: cum - probs <= p) if below else None
+        ),
+        "확률 순으로 정렬하지 않고 토큰 id 순서로 확률을 누적했습니다. torch.sort(descending=True, "
+        "stable=True) 로 정렬해 누적한 뒤, 결정을 원래 자리로 되돌리세요 (scatter)": lambda: (
+            unsorted_nucleus(logits, p)
+        ),
+        "오름차순 정렬을 뒤집어(flip) 내림차순을 만들어서, 확률이 같은 토큰 중 id 가 큰 쪽이 먼저 "
+        "왔습니다. torch.sort(descending=True, stable=True) 로 정렬하면 id 가 작은 쪽이 먼저 "
+        "옵니다": lambda: (
+            nucleus_variant(logits, p, lambda cum, probs: cum - probs < p, True) if below else None
+        ),
+    }
+
+
+def penalty_misconceptions(logits, prev_ids, penalty):
+    def sign_rule(z, factor):
+        return torch.where(z > 0, z / factor, z * factor)
+
+    seen = torch.zeros_like(logits, dtype=torch.bool).scatter(-1, prev_ids, True)
+    ones = torch.ones_like(prev_ids, dtype=logits.dtype)
+    count = torch.zeros_like(logits).scatter_add(-1, prev_ids, ones)
+    return {
+        "반복된 토큰의 로짓을 부호와 상관없이 penalty 로 나누었습니다 (CTRL 논문의 식). 음수 "
+        "로짓을 나누면 0 에 가까워져 확률이 오히려 커집니다: 양수 로짓은 나누고 음수 로짓은 "
+        "곱하세요": lambda: logits.scatter(-1, prev_ids, logits.gather(-1, prev_ids) / penalty),
+        "prev_ids 에 여러 번 나온 토큰에 페널티를 나온 횟수만큼 거듭 적용했습니다. 나온 횟수와 "
+        "상관없이 한 번만 적용하세요": lambda: torch.where(
+            seen, sign_rule(logits, penalty**count), logits
+        ),
+        "모든 행의 prev_ids 를 합쳐 모든 행에 페널티를 적용했습니다. 각 행은 자기 행의 prev_ids 에 "
+        "나온 토큰만 깎습니다": lambda: torch.where(
+            seen.any(0, keepdim=True), sign_rule(logits, penalty), logits
+        ),
+    }
+
+
+def ngram_misconceptions(logits, ids, n):
+    def skip_last_gram():
+        L = ids.shape[-1]
+        if n <= 0 or L < n:
+            return None
+        grams = ids.unfold(-1, n, 1)[:, :-1]
+        match = (grams[..., :-1] == ids[:, L - n + 1 :].unsqueeze(1)).all(dim=-1)
+        hits = torch.zeros(logits.shape, dtype=torch.long, device=logits.device)
+        hits = hits.scatter_add(-1, grams[..., -1], match.long())
+        return logits.masked_fill(hits > 0, NEG_INF)
+
+    return {
+        "ids 의 마지막 완전한 n-그램을 세지 않았습니다. 마지막 n-그램도 이미 나온 n-그램입니다: "
+        "ids.unfold(-1, n, 1) 의 n-그램을 모두 보세요": skip_last_gram,
+    }
+
+
+def generate_variant(table, idx, max_new_tokens, seed, late, **options):
+    """The reference generate with late="temperature" (divided by the temperature after top-k
+    and top-p) or late="penalty" (repetition penalty and n-gram ban after them)."""
+    o = {"temperature": 1.0, "repetition_penalty": 1.0, "no_repeat_ngram_size": 0, **options}
+    t, k, p = o["temperature"], o.get("top_k"), o.get("top_p")
+    gen = make_generator(seed, idx.device)
+
+    def penalise(z, ids):
+        z = ref.apply_repetition_penalty(z, ids, o["repetition_penalty"])
+        return ref.no_repeat_ngram_ban(z, ids, o["no_repeat_ngram_size"])
+
+    def pick(z, ids):
+        if t == 0:
+            return penalise(z, ids).argmax(dim=-1, keepdim=True)
+        z = z if late == "penalty" else penalise(z, ids)
+        z = z if late == "temperature" else z / t
+        z = ref.top_k_filter(z, k) if k else z
+        z = ref.top_p_filter(z, p) if p is not None and p < 1 else z
+        z = penalise(z, ids) if late == "penalty" else z
+        z = z / t if late == "temperature" else z
+        return torch.multinomial(torch.softmax(z, dim=-1), 1, generator=gen)
+
+    step = lambda ids: TableLM(table)(ids)[:, -1, :]  # noqa: E731
+    return ref._decode_loop(step, None, idx, max_new_tokens, options.get("eos_id"), pick)
+
+
+def generate_misconceptions(table, idx, max_new_tokens, seed, **options):
+    t = options.get("temperature", 1.0)
+    filters = bool(options.get("top_k")) or options.get("top_p", 1.0) not in (None, 1.0)
+    penalises = (
+        options.get("repetition_penalty", 1.0) != 1 or options.get("no_repeat_ngram_size", 0) > 0
+    )
+    args = (table, idx, max_new_tokens, seed)
+    return {
+        "top-k/top-p 필터를 적용한 뒤에 온도(temperature)로 나누었습니다. 온도가 분포를 바꾸므로 "
+        "온도로 먼저 나눈 뒤 필터를 적용하세요": lambda: (
+            generate_variant(*args, "temperature", **options)
+            if filters and t not in (0, 1)
+            else None
+        ),
+        "반복 페널티와 n-그램 금지를 온도·top-k·top-p 뒤에 적용했습니다. 반복 페널티 → n-그램 "
+        "금지 → 온도 → top-k → top-p 순서로 적용하세요": lambda: (
+            generate_variant(*args, "penalty", **options) if filters and penalises else None
+        ),
+    }
+
+
+def beam_variant(table, idx, beam_size, max_new_tokens, eos_id, alpha, **mistake):
+    """Beam search (as the reference, without its early stop) with one known mistake: alpha=0
+    (no length penalty), offset (added to |Y| in lp), width (candidates per step: width *
+    beam_size, not 2), any_rank (EOS candidates finish outside the top beam_size), first (the
+    first finished hypothesis returned), raw_final (final beams compared by their sums)."""
+    if max_new_tokens <= 0:
+        return idx, 0.0
+    offset, width = mistake.get("offset", 0), mistake.get("width", 2)
+    lp = lambda n: ((5.0 + offset + n) / 6.0) ** alpha  # noqa: E731
+    model, beams, sums = TableLM(table), idx, torch.zeros(1, dtype=F64, device=idx.device)
+    best, best_score = None, NEG_INF
+    for t in range(1, max_new_tokens + 1):
+        logp = torch.log_softmax(model(beams)[:, -1, :].double(), dim=-1)
+        cand = (sums[:, None] + logp).flatten()
+        top = torch.topk(cand, min(width * beam_size, cand.numel()))
+        rows, new_sums = [], []
+        for rank, (s, flat) in enumerate(
+            zip(top.values.tolist(), top.indices.tolist(), strict=True)
+        ):
+            b, tok = divmod(flat, logp.shape[-1])
+            seq = torch.cat([beams[b], beams.new_tensor([tok])])
+            if tok == eos_id and (rank < beam_size or mistake.get("any_rank")):
+                if mistake.get("first"):
+                    return seq.unsqueeze(0), s / lp(t)
+                if s / lp(t) > best_score:
+                    best, best_score = seq, s / lp(t)
+            elif tok != eos_id and len(rows) < beam_size:
+                rows.append(seq)
+                new_sums.append(s)
+        if not rows:
+            return best.unsqueeze(0), best_score
+        beams, sums = torch.stack(rows), torch.tensor(new_sums, dtype=F64, device=idx.device)
+    final = sums if mistake.get("raw_final") else sums / lp(max_new_tokens)
+    i = int(final.argmax())
+    if float(final[i]) > best_score:
+        best, best_score = beams[i], float(final[i])
+    return best.unsqueeze(0), best_score
+
+
+def same_beam(a, b):
+    return torch.equal(a[0], b[0]) and abs(a[1] - b[1]) <= 1e-9 * abs(b[1])
+
+
+def beam_misconceptions(table, idx, beam_size, max_new_tokens, eos_id=None, length_penalty=0.0):
+    """Where inputs give two of these the same value, the first named is the one that the
+    earlier cases of test_beam_search do not rule out (the first case, fixed, already fails
+    both "no penalty" and "first finished returned", and shows them only together)."""
+    args, alpha, eos = (table, idx, beam_size, max_new_tokens, eos_id), length_penalty, eos_id
+
+    def no_penalty():
+        return beam_variant(*args, 0.0) if alpha != 0 else None
+
+    def first():
+        return beam_variant(*args, alpha, first=True) if eos is not None else None
+
+    def either():  # these inputs cannot tell the two apart
+        a, b = no_penalty(), first()
+        return a if a is not None and b is not None and same_beam(a, b) else None
+
+    return {
+        "max_new_tokens 에 이른 살아 있는 빔의 점수를 길이 페널티로 나누지 않았습니다. 살아 있는 "
+        "빔도 log P / lp 로 끝난 가설과 비교하고, 그 점수를 돌려주세요": lambda: (
+            beam_variant(*args, alpha, raw_final=True) if alpha != 0 else None
+        ),
+        "스텝마다 후보를 beam_size 개만 골랐습니다. EOS 로 끝나는 후보를 빼고도 살아 있는 빔이 "
+        "beam_size 개 남도록 상위 2 * beam_size 개의 후보를 보세요": lambda: (
+            beam_variant(*args, alpha, width=1) if eos is not None else None
+        ),
+        "길이 페널티를 적용하지 않았거나, 처음 끝난(EOS) 가설을 바로 돌려주었습니다 (이 입력에서는 "
+        "둘이 같은 결과를 냅니다). 끝난 가설은 모아 두고, 점수 log P / lp, lp = ((5 + |Y|) / 6) "
+        "** alpha 가 가장 높은 것을 고르세요": either,
+        "길이 페널티를 적용하지 않았습니다. 가설의 점수는 log P / lp, lp = ((5 + |Y|) / 6) ** "
+        "alpha (alpha = length_penalty) 입니다": no_penalty,
+        "처음 끝난(EOS) 가설을 바로 돌려주었습니다. 끝난 가설은 모아 두고 빔 서치를 계속한 뒤, "
+        "점수가 가장 높은 것을 고르세요": first,
+        "길이 페널티의 |Y| 에 프롬프트 길이까지 넣었습니다. |Y| 는 생성한 토큰 수(EOS 포함)"
+        "입니다": lambda: beam_variant(*args, alpha, offset=idx.shape[1]) if alpha != 0 else None,
+        "상위 beam_size 밖의 EOS 후보까지 끝난 가설로 받았습니다. EOS 로 끝나는 후보는 그 스텝의 "
+        "상위 beam_size 안에 들 때만 끝난 가설이 됩니다": lambda: (
+            beam_variant(*args, alpha, any_rank=True) if eos is not None else None
+        ),
+    }
+
+
+MISCONCEPTIONS = {
+    "greedy_decode": greedy_misconceptions,
+    "top_k_filter": top_k_misconceptions,
+    "top_p_filter": top_p_misconceptions,
+    "apply_repetition_penalty": penalty_misconceptions,
+    "no_repeat_ngram_ban": ngram_misconceptions,
+    "generate": generate_misconceptions,
+    "beam_search": beam_misconceptions,
+}
 
 
 # ----------------------------------------------------------------------------- inputs

@@ -17,7 +17,7 @@ MISTAKES = [
     return idx
 ''',
         "fails": ["test_greedy_decode"],
-        "says": "행마다 다른 스텝에서 끝",
+        "says": "다음 토큰을 계속 생성했습니다",
     },
     {
         "name": "greedy_done_mask_on_cpu",
@@ -52,7 +52,7 @@ MISTAKES = [
     return logits.masked_fill(~keep, float("-inf"))
 ''',
         "fails": ["test_top_k_filter"],
-        "says": "k번째 값과 동점",
+        "says": "정확히 k 개만 남겼습니다",
     },
     {
         "name": "top_k_k_larger_than_vocab",
@@ -77,7 +77,7 @@ MISTAKES = [
     return logits.masked_fill(logits < kth, -1e9)
 ''',
         "fails": ["test_top_k_filter"],
-        "says": "-inf",
+        "says": "-1e9 를 넣었습니다",
     },
     {
         "name": "top_p_drops_the_crossing_token",
@@ -93,7 +93,7 @@ MISTAKES = [
     return logits.masked_fill(drop, float("-inf"))
 ''',
         "fails": ["test_top_p_filter"],
-        "says": "p를 넘게 만드는 토큰",
+        "says": "p 보다 크게 만드는 토큰까지 버렸습니다",
     },
     {
         "name": "top_p_without_sorting",
@@ -108,7 +108,7 @@ MISTAKES = [
     return logits.masked_fill(~keep, float("-inf"))
 ''',
         "fails": ["test_top_p_filter"],
-        "says": "top_p_filter [",
+        "says": "토큰 id 순서로 확률을 누적했습니다",
     },
     {
         "name": "top_p_writes_into_logits",
@@ -143,7 +143,7 @@ MISTAKES = [
     return logits.masked_fill(~keep, float("-inf"))
 ''',
         "fails": ["test_top_p_filter"],
-        "says": "exp 오버플로",
+        "says": "exp 가 오버플로했습니다",
     },
     {
         "name": "repetition_penalty_divides_every_logit",
@@ -155,7 +155,7 @@ MISTAKES = [
     return logits.scatter(-1, prev_ids, seen / penalty)
 ''',
         "fails": ["test_repetition_penalty"],
-        "says": "음수 로짓에는 페널티를 곱함",
+        "says": "부호와 상관없이 penalty 로 나누었습니다",
     },
     {
         "name": "repetition_penalty_once_per_occurrence",
@@ -171,7 +171,7 @@ MISTAKES = [
     return out
 ''',
         "fails": ["test_repetition_penalty"],
-        "says": "여러 번 나온 id도 페널티는 한 번",
+        "says": "나온 횟수만큼 거듭 적용했습니다",
     },
     {
         "name": "repetition_penalty_scatter_in_place",
@@ -422,7 +422,7 @@ MISTAKES = [
     return idx
 ''',
         "fails": ["test_generate"],
-        "says": "top_p",
+        "says": "필터를 적용한 뒤에 온도",
     },
     {
         "name": "beam_no_length_penalty",
@@ -467,7 +467,7 @@ MISTAKES = [
     return best.unsqueeze(0), best_score
 ''',
         "fails": ["test_beam_search"],
-        "says": "길이 페널티가 승자를 바꿈",
+        "says": "길이 페널티를 적용하지 않았거나",
     },
     {
         "name": "beam_length_counts_the_prompt",
@@ -512,7 +512,7 @@ MISTAKES = [
     return best.unsqueeze(0), best_score
 ''',
         "fails": ["test_beam_search"],
-        "says": "길이 페널티가 승자를 바꿈",
+        "says": "프롬프트 길이까지 넣었습니다",
     },
     {
         "name": "beam_returns_first_finished",
@@ -557,7 +557,7 @@ MISTAKES = [
     return best.unsqueeze(0), best_score
 ''',
         "fails": ["test_beam_search"],
-        "says": "길이 페널티가 승자를 바꿈",
+        "says": "처음 끝난(EOS) 가설을 바로 돌려주었습니다",
     },
 ]
 
@@ -739,7 +739,7 @@ MISTAKES += [
         "greedy_decode",
         _fix(_GREEDY, "bool(done.all())", "bool(done.any())"),
         [GREEDY],
-        "greedy_decode",
+        "모든 행의 생성을 멈췄습니다",
     ),
     # ------------------------------------------------------------------ top_k_filter
     _entry(
@@ -778,7 +778,7 @@ MISTAKES += [
             "    sorted_logits, order = sorted_logits.flip(-1), order.flip(-1)\n",
         ),
         [TOP_P],
-        "top_p_filter",
+        "id 가 큰 쪽이 먼저",
     ),
     _entry(
         "top_p_keeps_token_when_mass_equals_p",
@@ -786,7 +786,7 @@ MISTAKES += [
         "top_p_filter",
         _fix(_TOP_P, "keep_sorted = mass_before < p", "keep_sorted = mass_before <= p"),
         [TOP_P],
-        "top_p_filter",
+        "정확히 p 인 토큰까지 남겼습니다",
     ),
     _entry(
         "top_p_keep_mask_on_cpu",
@@ -822,7 +822,7 @@ MISTAKES += [
     return out
 ''',
         [PENALTY],
-        "apply_repetition_penalty",
+        "모든 행의 prev_ids 를 합쳐",
     ),
     _entry(
         "repetition_penalty_seen_mask_on_cpu",
@@ -844,7 +844,7 @@ MISTAKES += [
         "no_repeat_ngram_ban",
         _fix(_NGRAM, "grams = ids.unfold(-1, n, 1)", "grams = ids.unfold(-1, n, 1)[:, :-1]"),
         [NGRAM],
-        "no_repeat_ngram_ban",
+        "마지막 완전한 n-그램을 세지 않았습니다",
     ),
     _entry(
         "ngram_size_zero_not_off",
@@ -916,7 +916,7 @@ MISTAKES += [
 """,
         ),
         [GENERATE],
-        "generate",
+        "온도·top-k·top-p 뒤에 적용했습니다",
     ),
     # ------------------------------------------------------------------ beam_search
     _entry(
@@ -941,7 +941,7 @@ MISTAKES += [
             "if s / lp(t) > best_score:",
         ),
         [BEAM],
-        "beam_search",
+        "상위 beam_size 밖의 EOS 후보",
     ),
     _entry(
         "beam_only_beam_size_candidates",
@@ -953,7 +953,7 @@ MISTAKES += [
             "torch.topk(cand, min(beam_size, cand.numel()))",
         ),
         [BEAM],
-        "beam_search",
+        "후보를 beam_size 개만 골랐습니다",
     ),
     _entry(
         "beam_final_beams_not_normalised",
@@ -961,7 +961,7 @@ MISTAKES += [
         "beam_search",
         _fix(_BEAM, "final = sums / lp(max_new_tokens)", "final = sums"),
         [BEAM],
-        "beam_search",
+        "살아 있는 빔의 점수를 길이 페널티로 나누지 않았습니다",
     ),
     _entry(
         "beam_tie_prefers_live_beam",
