@@ -23,7 +23,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return keep
 """,
         "fails": ["test_sliding_window_mask"],
-        "says": "다릅니다",
+        "says": "창이 한 칸 넓습니다",
     },
     {
         "name": "window_mask_on_default_device",
@@ -67,7 +67,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return keep
 """,
         "fails": ["test_sliding_window_mask"],
-        "says": "전역 토큰",
+        "says": "인과적 규칙을 다시 적용하지 않았습니다",
     },
     {
         "name": "window_ignores_key_offset",
@@ -90,7 +90,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return keep
 """,
         "fails": ["test_sliding_window_mask"],
-        "says": "T < S",
+        "says": "쿼리 위치를 0 부터 셌습니다",
     },
     {
         "name": "gqa_repeat_tiles_heads",
@@ -109,7 +109,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return weights @ v
 """,
         "fails": ["test_grouped_query_attention"],
-        "says": "GQA",
+        "says": "repeat 로 통째로 반복했습니다",
     },
     {
         "name": "gqa_fill_minus_1e9",
@@ -128,7 +128,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return weights @ v
 """,
         "fails": ["test_grouped_query_attention"],
-        "says": "-max(float32)",
+        "says": "고정된 음수(-1e4, -1e9 등)로 채웠습니다",
     },
     {
         "name": "gqa_blocked_rows_uniform",
@@ -144,7 +144,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return torch.softmax(scores, dim=-1) @ v
 """,
         "fails": ["test_grouped_query_attention"],
-        "says": "모든 키가 막힌 행",
+        "says": "균등 분포(1/S)",
     },
     {
         "name": "gqa_uses_torch_sdpa",
@@ -177,7 +177,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return weights @ v
 """,
         "fails": ["test_grouped_query_attention"],
-        "says": "다릅니다",
+        "says": "√d_k 로 나누지 않았습니다",
     },
     {
         "name": "kv_scales_query_in_place",
@@ -216,7 +216,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return out, k_new, v_new
 """,
         "fails": ["test_kv_cached_attention"],
-        "says": "다릅니다",
+        "says": "캐시 앞에 붙였습니다",
     },
     {
         "name": "kv_no_mask_for_chunks",
@@ -230,7 +230,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return grouped_query_attention(q_new, k_new, v_new), k_new, v_new
 """,
         "fails": ["test_kv_cached_attention"],
-        "says": "T_new",
+        "says": "마스크 없이 계산했습니다",
     },
     {
         "name": "kv_causal_mask_top_left",
@@ -245,7 +245,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return grouped_query_attention(q_new, k_new, v_new, mask), k_new, v_new
 """,
         "fails": ["test_kv_cached_attention"],
-        "says": "다릅니다",
+        "says": "왼쪽 위에 맞췄습니다",
     },
     {
         "name": "linear_relu_feature_map",
@@ -265,7 +265,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return num / (den + eps)
 """,
         "fails": ["test_linear_attention"],
-        "says": "다릅니다",
+        "says": "relu(x) + 1 을 썼습니다",
     },
     {
         "name": "linear_eps_outside_denominator",
@@ -285,7 +285,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return num / den + eps
 """,
         "fails": ["test_linear_attention"],
-        "says": "eps=",
+        "says": "eps 를 분모가 아니라 결과에",
     },
     {
         "name": "linear_causal_ignored",
@@ -298,7 +298,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return (phi_q @ kv) / ((phi_q * z).sum(dim=-1, keepdim=True) + eps)
 """,
         "fails": ["test_linear_attention"],
-        "says": "인과적",
+        "says": "causal=True 를 무시하고",
     },
     {
         "name": "tiled_running_max_starts_at_minus_1e9",
@@ -329,7 +329,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return torch.where(l > 0, o / torch.where(l > 0, l, torch.ones_like(l)), torch.zeros_like(o))
 """,
         "fails": ["test_tiled_attention"],
-        "says": "-max(float32)",
+        "says": "러닝 최댓값을 -1e9 에서 시작했습니다",
     },
     {
         "name": "tiled_nan_on_fully_masked_tile",
@@ -360,7 +360,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return o / l
 """,
         "fails": ["test_tiled_attention"],
-        "says": "nan",
+        "says": "exp(-inf - (-inf))",
     },
     {
         "name": "tiled_forgets_rescaling",
@@ -390,7 +390,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return torch.where(l > 0, o / torch.where(l > 0, l, torch.ones_like(l)), torch.zeros_like(o))
 """,
         "fails": ["test_tiled_attention"],
-        "says": "다릅니다",
+        "says": "다시 스케일하지 않았습니다",
     },
     {
         "name": "tiled_softmax_on_full_matrix",
@@ -514,7 +514,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return keep
 """,
         "fails": [SW],
-        "says": "전역 토큰",
+        "says": "쿼리 번호 g 로 골랐습니다",
     },
     {
         "name": "window_global_index_tensor_on_cpu",
@@ -616,7 +616,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return out, k_all, v_all
 """,
         "fails": [KV],
-        "says": "kv_cached_attention",
+        "says": "자기 위치의 키를 보지 못하게",
     },
     {
         "name": "linear_phi_elu_without_plus_one",
@@ -636,7 +636,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return num / (den + eps)
 """,
         "fails": [LIN],
-        "says": "linear_attention",
+        "says": "+ 1 을 빠뜨렸습니다",
     },
     {
         "name": "linear_causal_cumsum_over_features",
@@ -656,7 +656,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
     return num / (den + eps)
 """,
         "fails": [LIN],
-        "says": "인과적",
+        "says": "특징 축을 따라 계산했습니다",
     },
     {
         "name": "linear_float32_result",
@@ -688,7 +688,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
         + TILED_LOOP.replace("range(0, S, block_size)", "range(0, S - block_size + 1, block_size)")
         + TILED_END,
         "fails": [TILED],
-        "says": "tiled_attention",
+        "says": "마지막의 짧은 블록을 빠뜨렸습니다",
     },
     {
         "name": "tiled_causal_arange_on_default_device",
@@ -707,7 +707,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
         "cell": "tiled_attention",
         "source": TILED_HEAD + TILED_ACC + TILED_LOOP + "    return o / l\n",
         "fails": [TILED],
-        "says": "nan",
+        "says": "o / l (0 / 0)",
     },
     {
         "name": "tiled_accumulators_in_float32",
@@ -729,7 +729,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
         + TILED_LOOP.replace('float("-inf"))', "torch.finfo(scores.dtype).min)")
         + TILED_END,
         "fails": [TILED],
-        "says": "tiled_attention",
+        "says": "finfo.min 으로 채워서",
     },
     {
         "name": "tiled_no_scale",
@@ -740,7 +740,7 @@ def sliding_window_mask(T, window, global_tokens=(), causal=True, device=None, S
         + TILED_LOOP
         + TILED_END,
         "fails": [TILED],
-        "says": "tiled_attention",
+        "says": "√d_k 로 나누지 않았습니다",
     },
 ]
 
