@@ -94,6 +94,26 @@ SPLIT = {
 }
 
 
+def split_misconceptions(x, num_heads):
+    B, T, d = x.shape
+    return {
+        "x.view(B, num_heads, T, d_head) 로 바로 모양을 바꾸었습니다: 메모리 순서는 (B, T, d) "
+        "이므로 위치와 특징이 뒤섞입니다. view(B, T, num_heads, d_head) 로 마지막 차원만 나눈 뒤 "
+        "transpose(1, 2) 로 헤드 축을 T 앞으로 옮기세요": lambda: x.reshape(
+            B, num_heads, T, d // num_heads
+        ),
+    }
+
+
+def merge_misconceptions(x):
+    B, h, T, d_head = x.shape
+    return {
+        "transpose 없이 (B, h, T, d_head) 를 바로 (B, T, h * d_head) 로 바꾸었습니다: 헤드와 "
+        "위치가 뒤섞입니다. 먼저 transpose(1, 2) 로 (B, T, h, d_head) 를 만든 뒤 "
+        ".contiguous().view(...) (또는 reshape) 하세요": lambda: x.reshape(B, T, h * d_head),
+    }
+
+
 @pytest.mark.parametrize("case", list(SPLIT))
 def test_split_heads(student, rng, device, case):
     name, x, h = SPLIT[case](rng, device)
@@ -101,11 +121,13 @@ def test_split_heads(student, rng, device, case):
     expected = ref.split_heads(x, h) if h is not None else ref.merge_heads(x)
     got = student.call(name, *args)
     inputs = {"x": x, "num_heads": h} if h is not None else {"x": x}
-    assert_close(got, expected, what=f"{name} [{case}]", inputs=inputs, rtol=0, atol=0)
+    known = split_misconceptions(x, h) if h is not None else merge_misconceptions(x)
+    assert_close(got, expected, f"{name} [{case}]", inputs, 0, 0, misconceptions=known)
     if h is not None:  # and back: merge_heads(split_heads(x)) == x
         back = student.call("merge_heads", expected)
         what = f"merge_heads(split_heads(x)) [{case}]"
-        assert_close(back, x, what=what, inputs={"x": x}, rtol=0, atol=0)
+        known = merge_misconceptions(expected)
+        assert_close(back, x, what, {"x": x}, 0, 0, misconceptions=known)
 
 
 # ----------------------------------------------------------------------------- weights
@@ -159,10 +181,16 @@ def state_for_student(student, name, cfg, sd, device, dtype):
     if missing:
         parts = [k.split(".", 1) for k in missing if "." in k]
         renamed = any(k.endswith("." + rest) or k == rest for _, rest in parts for k in state)
+        no_bias = all(
+            k.endswith(".bias") and k[: -len("bias")] + "weight" in state for k in missing
+        )
         hint = (
-            f" self.{parts[0][0]} 의 하위 모듈이 하나도 등록되지 않았습니다: 파이썬 list 에 담은 "
-            "모듈은 nn.Module 이 모르므로 state_dict, parameters(), .to(device) 에서 빠집니다. "
-            "nn.ModuleList([...]) 에 담으세요."
+            " 편향(bias)만 없습니다: qkv_bias 인자를 쓰지 않았습니다. nn.Linear(d_in, d_out, "
+            "bias=qkv_bias) 에 (래퍼라면 CausalAttention(..., qkv_bias) 에) 넘기세요."
+            if no_bias
+            else f" self.{parts[0][0]} 의 하위 모듈이 하나도 등록되지 않았습니다: 파이썬 list 에 "
+            "담은 모듈은 nn.Module 이 모르므로 state_dict, parameters(), .to(device) 에서 "
+            "빠집니다. nn.ModuleList([...]) 에 담으세요."
             if parts and not renamed
             else " 노트북이 정한 이름(nn.Linear 속성 이름)을 지키세요."
         )
@@ -224,7 +252,8 @@ def run_both(student, base, cfg, sd, inputs, input_kwargs, device, dtype, mode, 
     rtol, atol = TOL[dtype]
     if train:
         what += " (train 모드, 같은 시드: 드롭아웃은 self.dropout 으로 어텐션 가중치에 한 번)"
-    assert_close(out["output"], expected, what=what, inputs=shown, rtol=rtol, atol=atol)
+    known = None if train else MISCONCEPTIONS[base](model, *inputs, **input_kwargs)
+    assert_close(out["output"], expected, what, shown, rtol, atol, misconceptions=known)
     if mode == "grad":
         expected.float().sum().backward()
         want = {"input0": ref_inputs[0].grad, **{n: p.grad for n, p in model.named_parameters()}}
@@ -239,6 +268,114 @@ def run_both(student, base, cfg, sd, inputs, input_kwargs, device, dtype, mode, 
                 rtol=1e-4,
                 atol=1e-5,
             )
+
+
+# ----------------------------------------------------------------------------- misconceptions
+# Known mistakes, and the value each gives on a check's inputs (None where those inputs cannot
+# show it): a wrong result that matches one is named in the feedback (checking.diagnose). The
+# modules' values come from the reference module holding the same weights, in eval mode.
+
+
+def given_masked_softmax(scores, mask):
+    """The notebook's given masked_softmax (finfo.min fill, blocked weights set to 0)."""
+    if mask is None:
+        return torch.softmax(scores, dim=-1)
+    filled = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(filled, dim=-1).masked_fill(~mask, 0.0)
+
+
+def wrapper_misconceptions(model, x):
+    @torch.no_grad()
+    def outputs():  # each head's output (B, T, d_out), eval mode
+        return [head(x) for head in model.heads]
+
+    h = len(model.heads)
+    return {
+        "헤드의 출력을 더했습니다: 각 헤드의 출력 (B, T, d_out) 을 마지막 차원으로 이어 붙여 "
+        "(torch.cat(..., dim=-1)) (B, T, num_heads * d_out) 를 만드세요": lambda: torch.stack(
+            outputs()
+        ).sum(dim=0),
+        "모든 헤드가 같은 모듈(같은 가중치)입니다: [CausalAttention(...)] * num_heads 는 모듈 "
+        "하나를 num_heads 번 담습니다. 헤드마다 새 모듈을 만드세요 (리스트 컴프리헨션)": lambda: (
+            None if h < 2 else torch.cat([outputs()[-1]] * h, dim=-1)
+        ),
+    }
+
+
+@torch.no_grad()
+def mha_variant(m, x, context=None, mask=None, **mistake):
+    """The reference MultiHeadAttention m's forward (eval) with one known mistake: d (scores
+    divided by sqrt(d)), no_out_proj, masks ("or": mask | causal, "causal": the mask argument
+    ignored, "cross": causal rule in cross-attention too), fill (blocked scores filled with it,
+    plain softmax), float32 (the weights computed in float32)."""
+    source = x if context is None else context
+    q, k, v = (
+        ref.split_heads(w(s), m.num_heads)
+        for w, s in ((m.W_query, x), (m.W_key, source), (m.W_value, source))
+    )
+    scores = q @ k.transpose(-2, -1) / math.sqrt(mistake.get("d", m.head_dim))
+    rule = mistake.get("masks", "and")
+    if rule == "causal":
+        mask = None
+    if m.causal and (context is None or rule == "cross"):
+        causal = ref.causal_mask(x.shape[1], source.shape[1], device=x.device)
+        mask = causal if mask is None else mask | causal if rule == "or" else mask & causal
+    if "fill" in mistake and mask is not None:
+        weights = torch.softmax(scores.masked_fill(~mask, mistake["fill"]), dim=-1)
+    elif mistake.get("float32"):
+        weights = given_masked_softmax(scores.float(), mask).to(v.dtype)
+    else:
+        weights = given_masked_softmax(scores, mask)
+    out = ref.merge_heads(weights @ v)
+    return out if mistake.get("no_out_proj") else m.out_proj(out)
+
+
+def mha_misconceptions(model, x, context=None, mask=None):
+    h, d_in, d_out = model.num_heads, model.W_query.in_features, model.d_out
+
+    def variant(**mistake):
+        return mha_variant(model, x, context, mask, **mistake)
+
+    return {
+        "점수를 √d_out 으로 나누었습니다: 각 헤드의 내적은 head_dim = d_out // num_heads "
+        "차원이므로 √head_dim 으로 나누세요": lambda: None if h == 1 else variant(d=d_out),
+        "head_dim 을 d_in // num_heads 로 계산했습니다: 헤드는 투영된 d_out 을 나누므로 head_dim = "
+        "d_out // num_heads 이고, 점수는 √head_dim 으로 나눕니다": lambda: (
+            None if d_in == d_out else variant(d=d_in // h)
+        ),
+        "출력 투영(out_proj)을 적용하지 않았습니다: 헤드를 합친 (B, T, d_out) 에 self.out_proj 를 "
+        "적용해 돌려주세요": lambda: variant(no_out_proj=True),
+        "mask 인자를 쓰지 않았습니다: 주어진 mask 를 인과 마스크와 AND(&) 로 합쳐 적용하세요 "
+        "(인과 마스크가 없으면 mask 그대로)": lambda: (
+            None if mask is None else variant(masks="causal")
+        ),
+        "mask 와 인과 마스크를 OR(|) 로 합쳤습니다: True 가 '볼 수 있음' 이므로 두 마스크가 모두 "
+        "허락한 위치만 남도록 AND(&) 로 합치세요": lambda: (
+            None if mask is None else variant(masks="or")
+        ),
+        "크로스 어텐션(context 가 주어짐)에도 인과 마스크를 적용했습니다: 키와 값이 다른 "
+        "시퀀스에서 오므로 인과 규칙은 context 가 없을 때만 적용합니다": lambda: (
+            None if context is None else variant(masks="cross")
+        ),
+        "막힌 점수를 -inf 로 채워서 모든 키가 막힌 쿼리 행이 NaN 이 되었습니다: "
+        "torch.finfo(dtype).min 으로 채우고, 소프트맥스 뒤에 막힌 위치를 0 으로 만드세요 (주어진 "
+        "masked_softmax)": lambda: variant(fill=float("-inf")),
+        "모든 키가 막힌 쿼리 행이 균등 분포(1/S)가 되었습니다: 막힌 점수를 유한한 값(-1e9, "
+        "finfo.min 등)으로 채우면 그 행의 값이 모두 같아 소프트맥스가 고르게 나눕니다. 소프트맥스 "
+        "뒤에 막힌 위치를 0 으로 만드세요 (주어진 masked_softmax)": lambda: variant(
+            fill=torch.finfo(x.dtype).min
+        ),
+        "float64 모듈에서 어텐션 가중치를 float32 로 계산했습니다 (scores.float()): 정밀도를 잃지 "
+        "않도록 입력의 dtype 그대로 계산하세요": lambda: (
+            variant(float32=True) if x.dtype == F64 else None
+        ),
+    }
+
+
+MISCONCEPTIONS = {
+    "MultiHeadAttentionWrapper": wrapper_misconceptions,
+    "MultiHeadAttention": mha_misconceptions,
+}
 
 
 # ----------------------------------------------------------------------------- wrapper
@@ -437,13 +574,28 @@ COUNT = {
 }
 
 
+def count_misconceptions(d_model, bias=True):
+    return {
+        "출력 투영(out_proj)을 빼고 세었습니다: 쿼리·키·값·출력의 d_model × d_model 행렬 네 "
+        "개(4 d²)와 편향 4 d 입니다": lambda: 3 * d_model * d_model + (3 * d_model if bias else 0),
+        "d_model ** 2.0 처럼 float 로 계산해 큰 d_model 에서 정밀도를 잃었습니다 (float64 는 2⁵³ "
+        "까지의 정수만 정확합니다): 정수 연산(d_model * d_model)만 쓰세요": lambda: int(
+            4 * d_model**2.0 + (4 * d_model if bias else 0)
+        ),
+    }
+
+
 @pytest.mark.parametrize("case", list(COUNT))
 def test_parameter_count(student, rng, device, case):
     args, kwargs = COUNT[case]
     got = student.call("mha_parameter_count", *args, **kwargs)
     expected = ref.mha_parameter_count(*args, **kwargs)
     inputs = {"d_model": args[0], "bias": args[1] if len(args) > 1 else kwargs.get("bias", True)}
-    assert_close(got, expected, what=f"mha_parameter_count [{case}] (파이썬 int)", inputs=inputs)
+    what, known = (
+        f"mha_parameter_count [{case}] (파이썬 int)",
+        count_misconceptions(*args, **kwargs),
+    )
+    assert_close(got, expected, what, inputs, misconceptions=known)
 
 
 # ------------------------------------------------------------------ nn.MultiheadAttention
@@ -530,6 +682,27 @@ TORCH = {
 }
 
 
+def state_misconceptions(expected, key):
+    return {
+        "가중치를 전치(.T)했습니다: in_proj_weight 의 세 덩어리와 out_proj.weight 는 이미 "
+        "nn.Linear 의 weight 와 같은 (out, in) 모양이므로 그대로 씁니다": lambda: (
+            expected[key].T if key.endswith(".weight") else None
+        ),
+    }
+
+
+def keep_misconceptions(attn_mask=None, key_padding_mask=None):
+    pad = None if key_padding_mask is None else ~key_padding_mask[:, None, None, :]
+    return {
+        "attn_mask 를 뒤집지 않았습니다: nn.MultiheadAttention 의 bool 마스크는 True 가 '막힘' "
+        "이고 이 과정의 mask 는 True 가 '볼 수 있음' 이므로 ~attn_mask 로 뒤집으세요": lambda: (
+            None if attn_mask is None else ref.keep_mask_from_torch(~attn_mask, key_padding_mask)
+        ),
+        "두 마스크를 OR(|) 로 합쳤습니다: 두 마스크가 모두 허락한 위치만 볼 수 있도록 AND(&) 로 "
+        "합치세요": lambda: None if attn_mask is None or pad is None else ~attn_mask | pad,
+    }
+
+
 def compare_state(student, theirs_state, case):
     got = student.call("from_torch_mha_state", theirs_state)
     expected = ref.from_torch_mha_state(theirs_state)
@@ -539,7 +712,8 @@ def compare_state(student, theirs_state, case):
         keys = sorted(got) if isinstance(got, dict) else type(got).__name__
         fail(f"{what}: 키가 {sorted(expected)} 이어야 하는데 {keys} 입니다", shapes)
     for k, v in expected.items():
-        assert_close(got[k], v, what=f"{what}['{k}']", inputs=shapes, rtol=0, atol=0)
+        known = state_misconceptions(expected, k)
+        assert_close(got[k], v, f"{what}['{k}']", shapes, 0, 0, misconceptions=known)
     return got
 
 
@@ -552,7 +726,8 @@ def compare_keep(student, attn_mask, key_padding_mask, case):
         if got is not None:
             fail(f"{what}: 마스크가 둘 다 None 이면 None 을 돌려주어야 합니다", inputs)
         return None
-    assert_close(got, expected, what=what, inputs=inputs)
+    known = keep_misconceptions(attn_mask, key_padding_mask)
+    assert_close(got, expected, what, inputs, misconceptions=known)
     return got
 
 
@@ -588,4 +763,8 @@ def test_torch_mha(student, rng, device, case):
     what = f"{name} 에 nn.MultiheadAttention 의 가중치를 넣은 출력 [{case}]"
     rtol, atol = TOL[dtype]
     shown = {"x": x, "attn_mask": attn_mask, "key_padding_mask": kpm}
-    assert_close(out["output"], expected, what=what, inputs=shown, rtol=max(rtol, 1e-5), atol=atol)
+    converted = ref.from_torch_mha_state(dict(theirs.state_dict()))
+    model = reference_module(REFERENCE[name], cfg, converted, device, dtype)
+    known = mha_misconceptions(model.eval(), x, **kwargs)
+    rtol = max(rtol, 1e-5)
+    assert_close(out["output"], expected, what, shown, rtol, atol, misconceptions=known)

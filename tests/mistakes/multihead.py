@@ -18,7 +18,7 @@ def merge_heads(x):
     return x.transpose(1, 2).contiguous().view(B, T, h * d_head)
 ''',
         "fails": ["test_split_heads"],  # the attention checks take the helpers as given
-        "says": "값이 다릅니다",
+        "says": "x.view(B, num_heads, T, d_head) 로 바로",
     },
     {
         "name": "merge_without_transpose",
@@ -36,7 +36,7 @@ def merge_heads(x):
     return x.reshape(B, T, h * d_head)
 ''',
         "fails": ["test_split_heads"],  # the attention checks take the helpers as given
-        "says": "값이 다릅니다",
+        "says": "transpose 없이 (B, h, T, d_head) 를 바로",
     },
     {
         "name": "merge_view_without_contiguous",
@@ -98,7 +98,7 @@ def merge_heads(x):
         return torch.stack([head(x) for head in self.heads]).sum(dim=0)
 ''',
         "fails": ["test_wrapper"],
-        "says": "shape",
+        "says": "헤드의 출력을 더했습니다",
     },
     {
         "name": "wrapper_ignores_qkv_bias",
@@ -120,7 +120,7 @@ def merge_heads(x):
         return torch.cat([head(x) for head in self.heads], dim=-1)
 ''',
         "fails": ["test_wrapper"],
-        "says": "bias",
+        "says": "qkv_bias 인자를 쓰지 않았습니다",
     },
     {
         "name": "mha_scale_by_d_out",
@@ -158,7 +158,7 @@ def merge_heads(x):
         return self.out_proj(merge_heads(weights @ v))
 ''',
         "fails": ["test_multihead_attention", "test_mha_mask_cross", "test_torch_mha"],
-        "says": "값이 다릅니다",
+        "says": "점수를 √d_out 으로 나누었습니다",
     },
     {
         "name": "mha_forgets_out_proj",
@@ -196,7 +196,7 @@ def merge_heads(x):
         return merge_heads(weights @ v)
 ''',
         "fails": ["test_multihead_attention", "test_mha_mask_cross", "test_torch_mha"],
-        "says": "값이 다릅니다",
+        "says": "출력 투영(out_proj)을 적용하지 않았습니다",
     },
     {
         "name": "mha_cross_keys_from_x",
@@ -272,7 +272,7 @@ def merge_heads(x):
         return self.out_proj(merge_heads(weights @ v))
 ''',
         "fails": ["test_mha_mask_cross"],
-        "says": "크로스 어텐션",
+        "says": "크로스 어텐션(context 가 주어짐)에도 인과 마스크를",
     },
     {
         "name": "mha_ignores_mask_argument",
@@ -310,7 +310,7 @@ def merge_heads(x):
         return self.out_proj(merge_heads(weights @ v))
 ''',
         "fails": ["test_mha_mask_cross", "test_torch_mha"],
-        "says": "값이 다릅니다",
+        "says": "mask 인자를 쓰지 않았습니다",
     },
     {
         "name": "mha_mask_and_in_place",
@@ -505,7 +505,7 @@ def merge_heads(x):
         return self.out_proj(merge_heads(weights @ v))
 ''',
         "fails": ["test_mha_mask_cross"],
-        "says": "값이 다릅니다",
+        "says": "균등 분포(1/S)",
     },
     {
         "name": "mha_fill_minus_inf",
@@ -545,7 +545,7 @@ def merge_heads(x):
         return self.out_proj(merge_heads(weights @ v))
 ''',
         "fails": ["test_mha_mask_cross"],
-        "says": "nan",
+        "says": "NaN 이 되었습니다",
     },
     {
         "name": "mha_uses_torch_sdpa",
@@ -594,7 +594,7 @@ def merge_heads(x):
     return 3 * d_model * d_model + (3 * d_model if bias else 0)
 ''',
         "fails": ["test_parameter_count"],
-        "says": "mha_parameter_count",
+        "says": "출력 투영(out_proj)을 빼고 세었습니다",
     },
     {
         "name": "count_returns_float",
@@ -637,7 +637,7 @@ def keep_mask_from_torch(attn_mask=None, key_padding_mask=None):
     return keep
 ''',
         "fails": ["test_torch_mha"],
-        "says": "from_torch_mha_state",
+        "says": "가중치를 전치(.T)했습니다",
     },
     {
         "name": "torch_mask_not_inverted",
@@ -669,7 +669,7 @@ def keep_mask_from_torch(attn_mask=None, key_padding_mask=None):
     return keep
 ''',
         "fails": ["test_torch_mha"],
-        "says": "keep_mask_from_torch",
+        "says": "attn_mask 를 뒤집지 않았습니다",
     },
     {
         "name": "torch_zero_bias_on_default_device",
@@ -869,7 +869,7 @@ MISTAKES += [
             "[CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)] * num_heads",
         ),
         [WRAPPER],
-        "MultiHeadAttentionWrapper",
+        "모든 헤드가 같은 모듈",
     ),
     # ------------------------------------------------------------------ MultiHeadAttention
     _entry(
@@ -910,7 +910,7 @@ MISTAKES += [
         "multihead_attention",
         _fix(_MHA, "self.head_dim = d_out // num_heads", "self.head_dim = d_in // num_heads"),
         [MHA, MASK_CROSS],
-        "값이 다릅니다",
+        "head_dim 을 d_in // num_heads 로",
     ),
     _entry(
         "mha_softmax_in_float32",
@@ -922,7 +922,7 @@ MISTAKES += [
             "weights = self.dropout(masked_softmax(scores.float(), mask).to(v.dtype))",
         ),
         [MHA, MASK_CROSS],
-        "float64",
+        "float32 로 계산했습니다",
     ),
     _entry(
         "mha_own_softmax_blocked_rows_uniform",
@@ -936,7 +936,7 @@ MISTAKES += [
             "        weights = self.dropout(torch.softmax(scores, dim=-1))\n",
         ),
         [MASK_CROSS],
-        "모든 키가 막힌",
+        "균등 분포(1/S)",
     ),
     _entry(
         "mha_mask_or_causal",
@@ -948,7 +948,7 @@ MISTAKES += [
             "mask = causal if mask is None else mask | causal",
         ),
         [MASK_CROSS, TORCH],
-        "MultiHeadAttention",
+        "mask 와 인과 마스크를 OR(|) 로",
     ),
     # ------------------------------------------------------------------ mha_parameter_count
     _entry(
@@ -961,7 +961,7 @@ MISTAKES += [
             "return int(4 * d_model**2.0 + (4 * d_model if bias else 0))",
         ),
         [COUNT],
-        "mha_parameter_count",
+        "정밀도를 잃었습니다",
     ),
     # ------------------------------------------------------------------ torch_mha
     _entry(
@@ -1012,7 +1012,7 @@ MISTAKES += [
             "keep = pad if keep is None else keep | pad",
         ),
         [TORCH],
-        "keep_mask_from_torch",
+        "두 마스크를 OR(|) 로 합쳤습니다",
     ),
 ]
 
