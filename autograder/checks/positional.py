@@ -40,6 +40,45 @@ def angle_tol(dtype, max_pos, scale=1.0):
     return 1.3e-6, 1e-5 * scale + slack
 
 
+# ----------------------------------------------------------------------------- misconceptions
+# Known mistakes, and the value each gives on a check's inputs (None where those inputs cannot
+# show it): a wrong result that matches one is named in the feedback (checking.diagnose).
+
+
+def sinusoidal_variant(T, d, base, device, layout="interleaved", two=2):
+    """The sin/cos table in float64 with one known mistake: layout "halves" (all sines, then all
+    cosines) or "cos first" (cos in the even columns), or two=1 (exponent i/d, not 2i/d)."""
+    pos = torch.arange(T, device=device, dtype=F64)
+    angles = pos[:, None] * base ** (-two * torch.arange(d // 2, device=device, dtype=F64) / d)
+    sin, cos = angles.sin(), angles.cos()
+    if layout == "halves":
+        return torch.cat((sin, cos), dim=-1)
+    pair = (cos, sin) if layout == "cos first" else (sin, cos)
+    return torch.stack(pair, dim=-1).flatten(-2)
+
+
+def sinusoidal_misconceptions(T, d_model, base=10000.0, device=None, dtype=F32):
+    def variant(**mistake):
+        return sinusoidal_variant(T, d_model, base, device, **mistake).to(dtype)
+
+    return {
+        "사인과 코사인을 앞뒤 절반으로 이어 붙였습니다 (cat(sin, cos)): 이 과제의 표는 짝수 열 2i "
+        "에 사인, 홀수 열 2i+1 에 코사인을 번갈아 넣습니다 (pe[:, 0::2] = sin, pe[:, 1::2] = "
+        "cos)": lambda: variant(layout="halves"),
+        "사인과 코사인의 자리가 바뀌었습니다: 짝수 열 2i 가 사인, 홀수 열 2i+1 이 코사인입니다 "
+        "(PE[p, 2i] = sin, PE[p, 2i+1] = cos)": lambda: variant(layout="cos first"),
+        "주파수의 지수를 i/d_model 로 썼습니다: 짝 i 의 각도는 p / base^(2i/d_model) 이므로 "
+        "지수의 분자는 열 번호 2i 입니다": lambda: variant(two=1),
+        "base 인자 대신 10000 을 그대로 썼습니다: 각도는 p / base^(2i/d_model) 입니다": lambda: (
+            None if base == 10000.0 else ref.sinusoidal_encoding(T, d_model, 1e4, device, F64)
+        ),
+        "float64 표를 float32 로 계산한 뒤 바꾸었습니다: 위치가 클수록 float32 각도의 오차가 "
+        "커집니다. dtype 이 float64 면 위치, 각도, sin/cos 도 float64 로 계산하세요": lambda: (
+            ref.sinusoidal_encoding(T, d_model, base, device, F32).to(F64) if dtype == F64 else None
+        ),
+    }
+
+
 # ----------------------------------------------------------------------------- sinusoidal
 
 
@@ -53,7 +92,8 @@ def sinusoidal_values(T, d, **kwargs):
         what = f"sinusoidal_encoding({T}, {d}) [{case}]"
         rtol, atol = angle_tol(dtype, T)
         inputs = {"T": T, "d_model": d, **kwargs}
-        assert_close(got, exact.to(dtype), what=what, inputs=inputs, rtol=rtol, atol=atol)
+        known = sinusoidal_misconceptions(T, d, device=device, **kwargs)
+        assert_close(got, exact.to(dtype), what, inputs, rtol, atol, misconceptions=known)
         return got
 
     return run
@@ -115,6 +155,61 @@ def test_sinusoidal_encoding(student, device, case):
 ROPE_FORBID = ("apply_rotary_pos_emb", "RotaryEmbedding", "RotaryPositionalEmbeddings")
 
 
+def rope_misconceptions(x, positions=None, base=10000.0, offset=0):
+    """Values in float64 (the mistakes in low precision: in that precision), cast to x.dtype."""
+    xd, d = x.double(), x.shape[-1]
+
+    def rope(pos=positions, off=offset, **kwargs):
+        return ref.apply_rope(xd, pos, base, offset=off, **kwargs).to(x.dtype)
+
+    def mixed_pairing():  # interleaved pairs, angles cat(θ, θ)[::2], results in halves
+        pos = torch.arange(offset, offset + x.shape[-2], device=x.device)
+        pos = pos if positions is None else positions
+        angles = ref.rope_angles(pos, d, base, F64)
+        angles = torch.cat((angles, angles), dim=-1)[..., ::2]
+        angles = angles[:, None] if angles.dim() == 3 else angles
+        a, b = ref._rotate(xd[..., 0::2], xd[..., 1::2], angles.cos(), angles.sin())
+        return torch.cat((a, b), dim=-1).to(x.dtype)
+
+    def low_precision_angles():  # frequencies, angles and rotation all in x.dtype
+        pos = torch.arange(offset, offset + x.shape[-2], device=x.device)
+        pos = pos if positions is None else positions
+        angles = pos.to(x.dtype)[..., None] * base ** (
+            -torch.arange(0, d, 2, device=x.device, dtype=x.dtype) / d
+        )
+        angles = angles[:, None] if angles.dim() == 3 else angles
+        a, b = ref._rotate(x[..., : d // 2], x[..., d // 2 :], angles.cos(), angles.sin())
+        return torch.cat((a, b), dim=-1)
+
+    return {
+        "인접한 차원 (2i, 2i+1) 을 짝지었습니다 (interleaved 방식): 이 과제는 차원 i 와 i + d/2 를 "
+        "짝짓습니다 (half 방식, rotate_half)": lambda: rope(pairing="interleaved"),
+        "두 짝짓기 방식을 섞었습니다: 짝수·홀수 차원 (2i, 2i+1) 을 짝짓고(interleaved), 각도는 "
+        "half 방식의 표 cat(θ, θ) 에서 [::2] 로 골라 짝에 맞지 않고, 결과는 앞뒤 절반으로 이어 "
+        "붙였습니다. half 방식 하나로 쓰세요: 차원 i 와 i + d/2 가 짝이고, 짝 i 의 각도는 p · "
+        "base^(-2i/d) 입니다": mixed_pairing,
+        "offset 을 쓰지 않았습니다: positions 가 없으면 위치는 offset, offset + 1, ..., offset + T "
+        "- 1 입니다 (KV 캐시 뒤의 새 토큰)": lambda: (
+            rope(off=0) if positions is None and offset else None
+        ),
+        "positions 를 주었는데 offset 을 더했습니다: offset 은 positions 가 없을 때 기본 위치를 "
+        "정하는 데만 씁니다": lambda: (
+            rope(pos=positions + offset) if positions is not None and offset else None
+        ),
+        "각도(위치 × 주파수)를 float16/bfloat16 으로 계산했습니다: 그 dtype 은 큰 위치를 정확히 "
+        "나타내지 못합니다 (float16 에서 2048 을 넘는 정수는 2 의 배수만). 각도와 cos/sin, 회전은 "
+        "float32 이상에서 계산하고 결과만 x.dtype 으로 바꾸세요": lambda: (
+            low_precision_angles() if x.dtype in HALF else None
+        ),
+        "float64 입력을 float32 로 계산했습니다: 각도와 회전을 입력의 정밀도(float64)로 "
+        "계산하세요": lambda: (
+            ref.apply_rope(x.float(), positions, base, offset=offset).double()
+            if x.dtype == F64
+            else None
+        ),
+    }
+
+
 def rope_expected(x, kwargs):
     """Reference in float64 (half pairing), cast back to x.dtype."""
     return ref.apply_rope(x.double(), **kwargs).to(x.dtype)
@@ -128,8 +223,8 @@ def rope_compare(student, x, kwargs, case):
     scale = float(x.abs().max())
     rtol, atol = angle_tol(x.dtype, max_pos, scale)
     inputs = {"x": x, **kwargs}
-    what = f"apply_rope [{case}]"
-    assert_close(got, rope_expected(x, kwargs), what=what, inputs=inputs, rtol=rtol, atol=atol)
+    what, known = f"apply_rope [{case}]", rope_misconceptions(x, **kwargs)
+    assert_close(got, rope_expected(x, kwargs), what, inputs, rtol, atol, misconceptions=known)
     return got
 
 
@@ -195,7 +290,9 @@ def rope_pairing(student, rng, device, case):
     got = student.call("apply_rope", x, positions=positions)
     expected = ref.apply_rope(x, positions)
     try:
-        assert_close(got, expected, what=f"apply_rope [{case}]", rtol=1e-5, atol=1e-5)
+        known = rope_misconceptions(x, positions)
+        what = f"apply_rope [{case}]"
+        assert_close(got, expected, what, None, 1e-5, 1e-5, misconceptions=known)
     except CheckFailed as e:
         raise CheckFailed(
             "apply_rope: 짝짓기(pairing)가 과제의 규칙과 다릅니다. 차원 i와 i + d/2가 한 짝이고 "
@@ -267,6 +364,30 @@ SLOPES = {
 }
 
 
+def slopes_misconceptions(expected):
+    """expected: the reference slopes; the mistakes' values in float64, cast like them."""
+    h, like = expected.shape[0], dict(device=expected.device, dtype=expected.dtype)
+    n = 2 ** math.floor(math.log2(h))
+
+    def slopes(values):
+        return torch.tensor(values, device=expected.device, dtype=F64).to(expected.dtype)
+
+    even = [2.0 ** (-8.0 * k / (2 * n)) for k in range(2, 2 * (h - n) + 1, 2)]
+    return {
+        "헤드 수가 2의 거듭제곱이 아닌데 2^(-8k/h) 를 그대로 썼습니다: 가장 가까운 작은 2의 "
+        "거듭제곱 n 에 대한 n 개의 기울기 다음에, 2n 개짜리 수열의 홀수 번째 지수 "
+        "(2^(-8k/(2n)), k = 1, 3, 5, ...) 에서 남은 h - n 개를 가져옵니다": lambda: (
+            None if n == h else slopes([2.0 ** (-8.0 * k / h) for k in range(1, h + 1)])
+        ),
+        "남은 헤드의 기울기를 2n 개짜리 수열의 짝수 번째 지수(k = 2, 4, ...)에서 가져왔습니다: "
+        "앞의 n 개와 겹칩니다. 홀수 번째 지수 k = 1, 3, 5, ... 를 쓰세요": lambda: (
+            None if n == h else torch.cat((ref.alibi_slopes(n, **like), slopes(even)))
+        ),
+        "기울기를 오름차순으로 정렬했습니다: 첫 헤드가 가장 큰 기울기 2^(-8/n) 를 갖도록 공식의 "
+        "순서를 그대로 두세요": lambda: expected.sort().values,
+    }
+
+
 @pytest.mark.forbid(*ALIBI_FORBID)
 @pytest.mark.spec(builds_on_device=True)  # the notebook: made on `device` directly
 @pytest.mark.parametrize("case", list(SLOPES))
@@ -286,7 +407,7 @@ def test_alibi_slopes(student, device, case):
     inputs = {"num_heads": h, "dtype": dtype}
     if dtype == "default float64":
         inputs = {"num_heads": h, "dtype": None}
-    assert_close(got, expected, what=what, inputs=inputs)
+    assert_close(got, expected, what, inputs, misconceptions=slopes_misconceptions(expected))
 
 
 # label -> (num_heads, T, S, dtype)
@@ -303,6 +424,28 @@ BIAS = {
 }
 
 
+def bias_misconceptions(num_heads, T, S=None, device=None, dtype=F32):
+    S = T if S is None else S
+    slopes = ref.alibi_slopes(num_heads, device=device, dtype=F64)[:, None, None]
+
+    def bias(first_query, clamp=True):  # -slope * (query position - key position)
+        q = torch.arange(first_query, first_query + T, device=device)[:, None]
+        distance = q - torch.arange(S, device=device)[None, :]
+        return (-slopes * (distance.clamp_min(0) if clamp else distance)).to(dtype)
+
+    return {
+        "부호가 반대입니다: ALiBi 편향은 -기울기 × 거리 로, 먼 키일수록 점수를 깎습니다": lambda: (
+            -ref.alibi_bias(num_heads, T, S, device=device, dtype=F64)
+        ).to(dtype),
+        "쿼리 위치를 0 .. T-1 로 두었습니다: S > T 이면 쿼리는 캐시 뒤의 마지막 T 개 위치(S - T "
+        ".. S - 1)에 있습니다": lambda: None if S == T else bias(0),
+        "쿼리 뒤에 오는(미래) 키의 거리를 음수 그대로 두어 편향이 양수가 되었습니다: 거리는 "
+        "clamp_min(0) 으로 0 이상으로 만드세요 (미래 키는 인과 마스크가 따로 막습니다)": lambda: (
+            bias(S - T, clamp=False)
+        ),
+    }
+
+
 @pytest.mark.given(alibi_slopes=ref.alibi_slopes)
 @pytest.mark.forbid(*ALIBI_FORBID)
 @pytest.mark.spec(builds_on_device=True)  # the notebook: made on `device` directly
@@ -315,7 +458,8 @@ def test_alibi_bias(student, device, case):
     tol = HALF_TOL[dtype] if dtype in HALF else (None, None)
     what = f"alibi_bias({h}, {T}, {S}) [{case}]"
     inputs = {"num_heads": h, "T": T, "S": S, "dtype": dtype}
-    assert_close(got, expected, what=what, inputs=inputs, rtol=tol[0], atol=tol[1])
+    known = bias_misconceptions(h, T, S, device, dtype)
+    assert_close(got, expected, what, inputs, tol[0], tol[1], misconceptions=known)
 
 
 # ----------------------------------------------------------------------------- T5 buckets
@@ -344,6 +488,66 @@ def accept_boundary(got, expected, rel, bidirectional, num_buckets, max_distance
     boundary = ((value - value.round()).abs() < 1e-6) & inside
     ok = boundary & ((got.cpu() == expected.cpu()) | (got.cpu() == expected.cpu() - 1))
     return torch.where(ok.to(got.device), expected.to(got.device), got)
+
+
+def t5_variant(rel, bidirectional=True, num_buckets=32, max_distance=128, **mistake):
+    """The reference bucket rule with one known mistake: after (which keys get the offset),
+    causal_abs (|rel| as the causal distance), clamp=False (no last bucket beyond max_distance),
+    max_exact (a fixed number of exact buckets)."""
+    buckets = torch.zeros_like(rel)
+    if bidirectional:
+        num_buckets //= 2
+        buckets = mistake.get("after", lambda r: r > 0)(rel).long() * num_buckets
+        n = rel.abs()
+    else:
+        n = rel.abs() if mistake.get("causal_abs") else (-rel).clamp_min(0)
+    exact = mistake.get("max_exact", num_buckets // 2)
+    scaled = torch.log(n.clamp_min(exact).float() / exact) / math.log(max_distance / exact)
+    large = exact + (scaled * (num_buckets - exact)).long()
+    large = large.clamp_max(num_buckets - 1) if mistake.get("clamp", True) else large
+    return buckets + torch.where(n < exact, n, large)
+
+
+def t5_misconceptions(rel, bidirectional=True, num_buckets=32, max_distance=128):
+    args = (rel, bidirectional, num_buckets, max_distance)
+    half = num_buckets // 2 if bidirectional else num_buckets
+
+    def log_from_zero():
+        n = rel.abs() if bidirectional else (-rel).clamp_min(0)
+        ratio = torch.log2(n.float() + 1) / math.log2(max_distance)
+        offset = (rel > 0).long() * half if bidirectional else 0
+        return offset + (ratio * half).long().clamp_max(half - 1)
+
+    return {
+        "양방향에서 오프셋(num_buckets // 2)을 쿼리보다 앞선 키(relative_position < 0)에 "
+        "더했습니다: 오프셋은 쿼리 뒤의 키(relative_position > 0)에 더합니다": lambda: (
+            ref.t5_relative_position_bucket(-rel, True, num_buckets, max_distance)
+            if bidirectional
+            else None
+        ),
+        "상대 위치 0 (쿼리 자신)에도 오프셋을 더했습니다: 오프셋은 relative_position > 0 인 키에만 "
+        "더합니다": lambda: t5_variant(*args, after=lambda r: r >= 0) if bidirectional else None,
+        "인과적(bidirectional=False)인데 거리로 |relative_position| 을 썼습니다: 쿼리 뒤의 "
+        "키(relative_position > 0)는 모두 버킷 0 이므로 거리는 (-relative_position).clamp_min(0) "
+        "입니다": lambda: None if bidirectional else t5_variant(*args, causal_abs=True),
+        "max_distance 를 넘는 거리를 마지막 버킷으로 묶지 않았습니다: 로그 간격 버킷 번호에 "
+        "clamp_max(num_buckets - 1) 을 적용하세요 (양방향이면 절반의 num_buckets)": lambda: (
+            t5_variant(*args, clamp=False)
+        ),
+        "정확한 버킷 수 max_exact 를 8 로 고정했습니다: max_exact 는 (양방향이면 절반으로 나눈) "
+        "num_buckets 의 절반, num_buckets // 2 입니다": lambda: (
+            None if half // 2 == 8 else t5_variant(*args, max_exact=8)
+        ),
+        "작은 거리까지 로그 간격으로 나누었습니다: 거리 0 .. max_exact - 1 은 버킷을 하나씩 "
+        "갖고(max_exact = num_buckets // 2), 그보다 먼 거리만 max_distance 까지 로그 간격으로 "
+        "나눕니다": log_from_zero,
+        "num_buckets 를 2 로 나눌 때 반올림했습니다: 홀수 num_buckets 에서도 정수 나눗셈 "
+        "num_buckets // 2 를 씁니다": lambda: (
+            ref.t5_relative_position_bucket(rel, True, num_buckets + 1, max_distance)
+            if bidirectional and num_buckets % 2
+            else None
+        ),
+    }
 
 
 def distances(lo, hi):
@@ -398,6 +602,13 @@ def test_t5_relative_position_bucket(student, rng, device, case):
     got = student.call("t5_relative_position_bucket", rel, **kwargs)
     bidirectional = kwargs.get("bidirectional", True)
     nb, md = kwargs.get("num_buckets", 32), kwargs.get("max_distance", 128)
-    got = accept_boundary(got, expected, rel, bidirectional, nb, md)
+    rule = (bidirectional, nb, md)
+    got = accept_boundary(got, expected, rel, *rule)
     what = f"t5_relative_position_bucket [{case}]"
-    assert_close(got, expected, what=what, inputs={"relative_position": rel, **kwargs})
+    known = {  # each mistake's buckets judged as the result is (boundary buckets accepted)
+        diagnosis: lambda value=value: (
+            None if (v := value()) is None else accept_boundary(v, expected, rel, *rule)
+        )
+        for diagnosis, value in t5_misconceptions(rel, **kwargs).items()
+    }
+    assert_close(got, expected, what, {"relative_position": rel, **kwargs}, misconceptions=known)

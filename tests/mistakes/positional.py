@@ -18,7 +18,7 @@ MISTAKES = [
     return torch.cat((angles.sin(), angles.cos()), dim=-1).to(out_dtype)
 """,
         "fails": ["test_sinusoidal_encoding"],
-        "says": "값이 다릅니다",
+        "says": "앞뒤 절반으로 이어 붙였습니다 (cat(sin, cos))",
     },
     {
         "name": "sinusoidal_exponent_i_over_d",
@@ -37,7 +37,7 @@ MISTAKES = [
     return pe.to(out_dtype)
 """,
         "fails": ["test_sinusoidal_encoding"],
-        "says": "값이 다릅니다",
+        "says": "주파수의 지수를 i/d_model 로 썼습니다",
     },
     {
         "name": "sinusoidal_base_hardcoded",
@@ -56,7 +56,7 @@ MISTAKES = [
     return pe.to(out_dtype)
 """,
         "fails": ["test_sinusoidal_encoding"],
-        "says": "base=100",
+        "says": "base 인자 대신 10000 을 그대로",
     },
     {
         "name": "sinusoidal_ignores_device",
@@ -113,7 +113,7 @@ MISTAKES = [
     return out.to(x.dtype)
 """,
         "fails": ["test_apply_rope"],
-        "says": "짝짓기(pairing)",
+        "says": "인접한 차원 (2i, 2i+1) 을 짝지었습니다",
     },
     {
         "name": "rope_split_even_odd_concat_halves",
@@ -134,7 +134,7 @@ MISTAKES = [
     return out.to(x.dtype)
 """,
         "fails": ["test_apply_rope"],
-        "says": "짝짓기(pairing)",
+        "says": "두 짝짓기 방식을 섞었습니다",
     },
     {
         "name": "rope_adds_position_vectors",
@@ -220,7 +220,7 @@ MISTAKES = [
     return out.to(x.dtype)
 """,
         "fails": ["test_apply_rope"],
-        "says": "offset=9",
+        "says": "offset 을 쓰지 않았습니다",
     },
     {
         "name": "rope_angles_in_half_precision",
@@ -239,7 +239,7 @@ MISTAKES = [
     return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
 """,
         "fails": ["test_apply_rope"],
-        "says": "float16",
+        "says": "각도(위치 × 주파수)를 float16/bfloat16 으로",
     },
     {
         "name": "rope_float32_angles_for_float64",
@@ -260,7 +260,7 @@ MISTAKES = [
     return out.to(x.dtype)
 """,
         "fails": ["test_apply_rope"],
-        "says": "float64",
+        "says": "float64 입력을 float32 로 계산했습니다",
     },
     {
         "name": "rope_batch_positions_not_broadcast_over_heads",
@@ -292,7 +292,7 @@ MISTAKES = [
     return 2.0 ** (-8.0 * k / num_heads)
 """,
         "fails": ["test_alibi_slopes"],
-        "says": "2의 거듭제곱 아님",
+        "says": "2^(-8k/h) 를 그대로 썼습니다",
     },
     {
         "name": "alibi_slopes_even_exponents_for_the_rest",
@@ -306,7 +306,7 @@ MISTAKES = [
     return torch.tensor(slopes, device=device, dtype=dtype or torch.get_default_dtype())
 """,
         "fails": ["test_alibi_slopes"],
-        "says": "값이 다릅니다",
+        "says": "짝수 번째 지수",
     },
     {
         "name": "alibi_slopes_made_on_cpu",
@@ -333,7 +333,7 @@ MISTAKES = [
     return torch.tensor(slopes, device=device, dtype=dtype or torch.get_default_dtype())
 """,
         "fails": ["test_alibi_slopes"],
-        "says": "값이 다릅니다",
+        "says": "오름차순으로 정렬했습니다",
     },
     # ------------------------------------------------------------------ alibi_bias
     {
@@ -349,7 +349,7 @@ MISTAKES = [
     return slopes[:, None, None] * (i - j).clamp(min=0).to(slopes.dtype)
 """,
         "fails": ["test_alibi_bias"],
-        "says": "값이 다릅니다",
+        "says": "부호가 반대입니다",
     },
     {
         "name": "alibi_bias_queries_at_start",
@@ -364,7 +364,7 @@ MISTAKES = [
     return -slopes[:, None, None] * (i - j).clamp(min=0).to(slopes.dtype)
 """,
         "fails": ["test_alibi_bias"],
-        "says": "캐시",
+        "says": "쿼리 위치를 0 .. T-1 로 두었습니다",
     },
     {
         "name": "alibi_bias_future_keys_not_zero",
@@ -379,7 +379,7 @@ MISTAKES = [
     return -slopes[:, None, None] * (i - j).to(slopes.dtype)
 """,
         "fails": ["test_alibi_bias"],
-        "says": "값이 다릅니다",
+        "says": "키의 거리를 음수 그대로 두어",
     },
     {
         "name": "alibi_bias_distance_on_cpu",
@@ -419,7 +419,7 @@ MISTAKES = [
     return offset + torch.where(n < max_exact, n, far)
 """,
         "fails": ["test_t5_relative_position_bucket"],
-        "says": "값이 다릅니다",
+        "says": "쿼리보다 앞선 키(relative_position < 0)에",
     },
     {
         "name": "t5_no_clamp_beyond_max_distance",
@@ -442,7 +442,7 @@ MISTAKES = [
     return offset + torch.where(n < max_exact, n, far)
 """,
         "fails": ["test_t5_relative_position_bucket"],
-        "says": "값이 다릅니다",
+        "says": "마지막 버킷으로 묶지 않았습니다",
     },
     {
         "name": "t5_abs_in_place",
@@ -486,7 +486,7 @@ MISTAKES = [
     return offset + torch.where(n < max_exact, n, far)
 """,
         "fails": ["test_t5_relative_position_bucket"],
-        "says": "인과적",
+        "says": "거리로 |relative_position| 을 썼습니다",
     },
     {
         "name": "t5_log_spacing_from_zero",
@@ -507,7 +507,7 @@ MISTAKES = [
     return offset + far
 """,
         "fails": ["test_t5_relative_position_bucket"],
-        "says": "값이 다릅니다",
+        "says": "작은 거리까지 로그 간격으로",
     },
     {
         "name": "t5_max_exact_hardcoded",
@@ -530,7 +530,7 @@ MISTAKES = [
     return offset + torch.where(n < max_exact, n, far)
 """,
         "fails": ["test_t5_relative_position_bucket"],
-        "says": "인과적",
+        "says": "max_exact 를 8 로 고정했습니다",
     },
     {
         "name": "t5_zeros_without_device",
@@ -625,7 +625,7 @@ MISTAKES += [
     return pe.reshape(T, d_model).to(out_dtype)
 """,
         "fails": [SIN],
-        "says": "float64",
+        "says": "float64 표를 float32 로 계산한 뒤",
     },
     {
         "name": "alibi_bias_distance_cast_to_float32",
@@ -649,7 +649,7 @@ MISTAKES += [
         "cell": "t5_relative_position_bucket",
         "source": T5_REF.replace("(relative_position > 0)", "(relative_position >= 0)"),
         "fails": [T5],
-        "says": "t5_relative_position_bucket",
+        "says": "상대 위치 0 (쿼리 자신)에도 오프셋을",
     },
     {
         "name": "t5_true_division_of_num_buckets",
@@ -657,7 +657,7 @@ MISTAKES += [
         "cell": "t5_relative_position_bucket",
         "source": T5_REF.replace("num_buckets //= 2", "num_buckets = int(num_buckets / 2 + 0.5)"),
         "fails": [T5],
-        "says": "num_buckets",
+        "says": "반올림했습니다",
     },
 ]
 
@@ -935,6 +935,6 @@ MISTAKES += [
             "    positions = positions + offset\n",
         ),
         "fails": [ROPE],
-        "says": "offset",
+        "says": "positions 를 주었는데 offset 을 더했습니다",
     },
 ]
