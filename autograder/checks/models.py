@@ -32,7 +32,7 @@ from autograder.checking import (
     seeded,
 )
 from solutions import models as ref
-from solutions.positional import apply_rope
+from solutions.positional import apply_rope, rope_angles
 
 REFERENCE = {**vars(ref), "apply_rope": apply_rope}
 READY_MADE = (
@@ -173,6 +173,51 @@ DECODER = {
 }
 
 
+# ----------------------------------------------------------------------------- misconceptions
+# Known mistakes, and the value each gives on a check's inputs and weights (None where those
+# inputs cannot show it): a wrong result that matches one is named (checking.diagnose).
+
+
+@torch.no_grad()
+def decoder_variant(model, x, memory, self_mask=None, memory_mask=None, **wrong):
+    """The reference DecoderBlock (eval) with one step written wrong: ``post_norm``,
+    ``one_norm`` (norm1 for all three), ``keys_from_x`` (cross-attention without memory),
+    ``swap_masks``, ``eps`` (the norms' eps)."""
+    m = copy.deepcopy(model).eval()
+    if "eps" in wrong:
+        for norm in (m.norm1, m.norm2, m.norm3):
+            norm.eps = wrong["eps"]
+    if wrong.get("post_norm"):
+        m.norm_first = False
+        return m(x, memory, self_mask=self_mask, memory_mask=memory_mask)
+    if wrong.get("swap_masks"):
+        self_mask, memory_mask = memory_mask, self_mask
+    n1, n2, n3 = (m.norm1,) * 3 if wrong.get("one_norm") else (m.norm1, m.norm2, m.norm3)
+    context = None if wrong.get("keys_from_x") else memory
+    x = x + m.self_attn(n1(x), mask=self_mask)
+    x = x + m.cross_attn(n2(x), context=context, mask=memory_mask)
+    return x + m.ffn(n3(x))
+
+
+def decoder_misconceptions(model, x, memory, self_mask=None, memory_mask=None):
+    def wrong(**step):
+        return decoder_variant(model, x, memory, self_mask, memory_mask, **step)
+
+    return {
+        "사후 정규화(post-norm)로 썼습니다: x = norm(x + 부분 층(x)) 이 아니라, 사전 정규화"
+        "(pre-norm)는 부분 층의 입력만 정규화하고 잔차 연결은 정규화 없이 더합니다 "
+        "(x = x + 부분 층(norm(x)))": lambda: wrong(post_norm=True),
+        "크로스 어텐션의 키와 값을 디코더 입력에서 만들었습니다: 쿼리는 디코더(norm2(x))에서, 키와 "
+        "값은 인코더 출력 memory 에서 만드세요 (context=memory)": lambda: wrong(keys_from_x=True),
+        "self_mask 와 memory_mask 를 바꾸어 넘겼습니다: self_mask 는 셀프 어텐션에, memory_mask 는 "
+        "크로스 어텐션에 넘기세요": lambda: wrong(swap_masks=True),
+        "세 부분 층이 모두 norm1 을 썼습니다: 셀프 어텐션은 norm1, 크로스 어텐션은 norm2, FFN 은 "
+        "norm3 으로 각자의 층 정규화를 거치세요": lambda: wrong(one_norm=True),
+        "층 정규화에 eps 를 넘기지 않아 기본값 1e-5 를 썼습니다: LayerNorm(d_model, eps=eps) 처럼 "
+        "생성자의 eps 를 세 정규화 모두에 넘기세요": lambda: wrong(eps=1e-5),
+    }
+
+
 @pytest.mark.forbid(*READY_MADE)
 @pytest.mark.parametrize("case", list(DECODER))
 def test_decoder_block(student, rng, device, case):
@@ -205,7 +250,8 @@ def test_decoder_block(student, rng, device, case):
         out = student.module("DecoderBlock", kwargs, state, (x, memory), kw, grad=grad)
     got = expect_tensor(out["output"], what, shape=(B, T, kwargs["d_model"]), inputs=inputs)
     expect_device(got, device, what, inputs)
-    assert_close(got, expected, what=what, inputs=inputs, **TOL)
+    known = None if mode == "train" else decoder_misconceptions(model, x, memory, **kw)
+    assert_close(got, expected, what=what, inputs=inputs, **TOL, misconceptions=known)
     if mode == "grad":
         compare_grads(out["grads"], model, expected, {"input0": xr, "input1": mr}, what, inputs)
 
@@ -506,6 +552,36 @@ GPT = {
 }
 
 
+@torch.no_grad()
+def gpt_variant(model, idx, pos=True, causal=True, final_norm=True, last_block_only=False):
+    """The reference GPTModel (eval) with one step left out or written wrong."""
+    m = copy.deepcopy(model).eval()
+    x = m.tok_emb(idx)
+    if pos:
+        x = x + m.pos_emb(torch.arange(idx.shape[1], device=idx.device))
+    blocks = [m.blocks[-1]] * len(m.blocks) if last_block_only else m.blocks
+    for block in blocks:
+        block.attn.causal = causal
+        x = block(x)
+    return m.lm_head(m.final_norm(x) if final_norm else x)
+
+
+def gpt_misconceptions(model, idx):
+    return {
+        "위치 임베딩을 더하지 않았습니다: 토큰 임베딩에 pos_emb(torch.arange(T)) 를 더해야 모델이 "
+        "토큰의 순서를 압니다": lambda: gpt_variant(model, idx, pos=False),
+        "블록의 어텐션이 인과적이지 않습니다: 미래 토큰을 보지 않도록 MultiHeadAttention 을 "
+        "causal=True 로 만드세요 (인과적 마스크)": lambda: gpt_variant(model, idx, causal=False),
+        "마지막 층 정규화(final_norm)를 빠뜨렸습니다: 사전 정규화(pre-norm) 블록의 출력은 "
+        "정규화되지 않으므로 lm_head 에 넣기 전에 final_norm 을 거치세요": lambda: gpt_variant(
+            model, idx, final_norm=False
+        ),
+        "모든 층이 같은 블록(가중치)을 씁니다: [GPTBlock(...)] * num_layers 는 한 객체를 여러 번 "
+        "담습니다. 층마다 새 GPTBlock 을 만드세요 (nn.ModuleList(GPTBlock(...) for _ in "
+        "range(num_layers)))": lambda: gpt_variant(model, idx, last_block_only=True),
+    }
+
+
 def gpt_setup(student, rng, device, kwargs, B, T):
     model = ref.GPTModel(**kwargs).to(device)
     sd = judge_weights(model, rng, device)
@@ -528,7 +604,8 @@ def test_gpt_model(student, rng, device, case):
     )
     expect_device(got, device, what, {"idx": idx})
     expected = model(idx)
-    assert_close(got, expected, what=what, inputs={"idx": idx}, **TOL)
+    known = gpt_misconceptions(model, idx)
+    assert_close(got, expected, what=what, inputs={"idx": idx}, **TOL, misconceptions=known)
     if tied:
         check_tied_step(out["after_step"] - got, model, expected, idx, what)
         try:
@@ -605,7 +682,14 @@ def test_gpt_causal(student, rng, device, case):
         rtol=0.0,
         atol=0.0,
     )
-    assert_close(b, model(changed), what=f"{what}: 바꾼 입력의 로짓", inputs=inputs, **TOL)
+    assert_close(
+        b,
+        model(changed),
+        what=f"{what}: 바꾼 입력의 로짓",
+        inputs=inputs,
+        **TOL,
+        misconceptions=gpt_misconceptions(model, changed),
+    )
 
 
 # ----------------------------------------------------------------------------- ModernBlock
@@ -655,6 +739,92 @@ MODERN = {
 BIG_SCORES = 150.0  # W_query and W_key scaled by this: scores of order 1e4
 
 
+def gqa_variant(attn, x, mask=None, cache=None, tile=False, rope_k=True, fill=None):
+    """The reference GroupedQueryAttention's forward (no cache) with one step written wrong:
+    ``tile`` (k/v heads by repeat), ``rope_k=False`` (keys not rotated), ``fill`` (a fixed
+    score for blocked keys)."""
+    B, T, _ = x.shape
+
+    def heads(linear, n):
+        return linear(x).view(B, T, n, attn.d_head).transpose(1, 2)
+
+    q = apply_rope(heads(attn.W_query, attn.num_heads), base=attn.rope_base)
+    k = heads(attn.W_key, attn.num_kv_heads)
+    k = apply_rope(k, base=attn.rope_base) if rope_k else k
+    v = heads(attn.W_value, attn.num_kv_heads)
+    r = attn.num_heads // attn.num_kv_heads
+    k, v = (t.repeat(1, r, 1, 1) if tile else t.repeat_interleave(r, dim=1) for t in (k, v))
+    scores = q @ k.transpose(-2, -1) / math.sqrt(attn.d_head)
+    i = torch.arange(T, device=x.device)
+    keep = i[None, :] <= i[:, None]
+    keep = keep if mask is None else keep & mask
+    low = torch.finfo(scores.dtype).min if fill is None else fill
+    weights = torch.softmax(scores.masked_fill(~keep, low), dim=-1)
+    return attn.out_proj((weights @ v).transpose(1, 2).reshape(B, T, -1))
+
+
+@torch.no_grad()
+def modern_variant(model, x, mask=None, eps=None, **wrong):
+    """The reference ModernBlock (eval) with the norms' ``eps`` or one attention step wrong."""
+    m = copy.deepcopy(model).eval()
+    if eps is not None:
+        m.attn_norm.eps = m.ffn_norm.eps = eps
+    if wrong:
+        m.attn.forward = functools.partial(gqa_variant, m.attn, **wrong)
+    return m(x, mask=mask)
+
+
+def modern_misconceptions(model, x, mask=None):
+    def wrong(**step):
+        return modern_variant(model, x, mask, **step)
+
+    return {
+        "키/값 헤드를 repeat 로 통째로 반복했습니다 (헤드 0, 1, 0, 1, ...): 그룹 쿼리 어텐션(GQA)"
+        "에서 쿼리 헤드 i 는 키/값 헤드 i // (h // h_kv) 를 쓰므로 repeat_interleave(h // h_kv, "
+        "dim=1) 로 각 헤드를 이어서 반복하세요 (0, 0, 1, 1, ...)": lambda: wrong(tile=True),
+        "회전 위치 임베딩(RoPE)을 쿼리에만 적용했습니다: 점수 q·k 가 상대 위치에만 의존하려면 "
+        "키에도 같은 위치로 apply_rope 를 적용해야 합니다": lambda: wrong(rope_k=False),
+        "막힌 점수를 고정된 음수(-1e4 등)로 채웠습니다: 점수가 그보다 작으면 소프트맥스에서 막힌 "
+        "키가 가중치를 가져갑니다. torch.finfo(scores.dtype).min 으로 채우세요": lambda: wrong(
+            fill=-1e4
+        ),
+        "RMS 정규화에 eps 를 넘기지 않아 기본값 1e-6 을 썼습니다: RMSNorm(d_model, eps) 처럼 "
+        "생성자의 eps 를 두 정규화 모두에 넘기세요": lambda: wrong(eps=1e-6),
+    }
+
+
+def rope_in(x, work, positions=None, base=10000.0):
+    """apply_rope ("half" pairing) with its angles and rotation computed in ``work``."""
+    d = x.shape[-1]
+    if positions is None:
+        positions = torch.arange(x.shape[-2], device=x.device)
+    angles = rope_angles(positions, d, base, work)
+    cos, sin = angles.cos(), angles.sin()
+    xf = x.to(work)
+    a, b = xf[..., : d // 2], xf[..., d // 2 :]
+    return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1).to(x.dtype)
+
+
+def rope_misconceptions(x, positions=None, base=10000.0):
+    return {
+        "인접한 성분 (2i, 2i+1) 을 짝지었습니다 (interleaved): 이 과제의 회전 위치 임베딩(RoPE)은 "
+        "성분 i 와 i + d_head/2 를 짝짓습니다 (a = x[..., :d/2], b = x[..., d/2:])": lambda: (
+            apply_rope(x, positions, base, pairing="interleaved")
+        ),
+        "positions 인자를 무시하고 위치를 0 부터 세었습니다: positions 가 주어지면 그 위치(예: KV "
+        "캐시 뒤의 새 토큰)로 회전하세요": lambda: (
+            None if positions is None else apply_rope(x, base=base)
+        ),
+        "각도와 회전을 입력 dtype(bfloat16)으로 계산했습니다: bfloat16 은 큰 위치와 각도를 정확히 "
+        "나타내지 못하므로 적어도 float32 (torch.promote_types(x.dtype, torch.float32)) 로 계산한 "
+        "뒤 x.dtype 으로 돌려주세요": lambda: rope_in(x, x.dtype, positions, base),
+        "float64 입력의 각도와 회전을 float32 로 계산했습니다: 정밀도를 잃지 않도록 "
+        "torch.promote_types(x.dtype, torch.float32) 처럼 float64 는 float64 로 계산하세요": (
+            lambda: rope_in(x, torch.float32, positions, base)
+        ),
+    }
+
+
 @pytest.mark.forbid("scaled_dot_product_attention", "MultiheadAttention")
 @pytest.mark.parametrize("case", list(ROPE) + list(MODERN))
 def test_modern_block(student, rng, device, case):
@@ -686,7 +856,8 @@ def test_modern_block(student, rng, device, case):
     expect_device(got, device, what, inputs)
     xr = x.clone().requires_grad_(grad)
     expected = model.eval()(xr, **kw)
-    assert_close(got, expected, what=what, inputs=inputs, **tol)
+    known = modern_misconceptions(model, x, kw.get("mask"))
+    assert_close(got, expected, what=what, inputs=inputs, **tol, misconceptions=known)
     if grad:
         compare_grads(out["grads"], model, expected, {"input0": xr}, what, inputs)
 
@@ -706,4 +877,5 @@ def rope_case(student, rng, device, case):
         inputs={"x": x, **kwargs},
         rtol=tol[0],
         atol=tol[1],
+        misconceptions=rope_misconceptions(x, kwargs.get("positions"), base),
     )
