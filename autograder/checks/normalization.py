@@ -131,7 +131,8 @@ def compare(
     )
     inputs = {"x": x} if mask is None else {"x": x, "mask": mask}
     rtol, atol = tol
-    assert_close(out["output"], expected.detach(), what=what, inputs=inputs, rtol=rtol, atol=atol)
+    known = None if train else MISCONCEPTIONS[name](reference, x, mask)
+    assert_close(out["output"], expected.detach(), what, inputs, rtol, atol, misconceptions=known)
     if not grad:
         return
     rtol, atol = grad_tol or tol
@@ -146,6 +147,194 @@ def compare(
 
 def half_tol(dtype):
     return HALF_TOL.get(dtype, TOL)
+
+
+# ----------------------------------------------------------------------------- misconceptions
+# Known mistakes, and the value each gives on a check's inputs (None where those inputs cannot
+# show it): a wrong result that matches one is named in the feedback (checking.diagnose). The
+# values come from the reference module m holding the judge's weights, in eval mode.
+
+
+def trailing(m, last_only=False):
+    return (-1,) if last_only else tuple(range(-len(m.normalized_shape), 0))
+
+
+@torch.no_grad()
+def layer_norm_variant(m, x, mistake):
+    """LayerNorm m's forward with one known mistake: "unbiased" (variance / (n - 1)), "one pass"
+    (E[x^2] - E[x]^2), "eps outside" ((x - mean) / (std + eps)), "last dim" (statistics over
+    the last dim only), "no upcast" (computed in x.dtype), "float32" (computed in float32)."""
+    dims = trailing(m, mistake == "last dim")
+    h = x if mistake == "no upcast" else x.float() if mistake == "float32" else ref._work(x)
+    mean = h.mean(dim=dims, keepdim=True)
+    centered = h - mean
+    if mistake == "unbiased":
+        var = h.var(dim=dims, keepdim=True)
+    elif mistake == "one pass":
+        var = (h * h).mean(dim=dims, keepdim=True) - mean * mean
+    else:
+        var = centered.pow(2).mean(dim=dims, keepdim=True)
+    if mistake == "eps outside":
+        y = centered / (var.sqrt() + m.eps)
+    else:
+        y = centered / torch.sqrt(var + m.eps)
+    if m.weight is not None:
+        y = y * m.weight + m.bias
+    return y.to(x.dtype)
+
+
+def layer_norm_misconceptions(m, x, mask=None):
+    def variant(mistake):
+        return lambda: layer_norm_variant(m, x, mistake)
+
+    half, several = x.dtype in (F16, BF16), len(m.normalized_shape) > 1
+    return {
+        "분산을 n - 1 로 나누었습니다 (torch.var 의 기본값 unbiased=True): 층 정규화는 n 으로 "
+        "나눈 분산을 씁니다 (unbiased=False 또는 ((x - mean)²).mean())": variant("unbiased"),
+        "분산을 E[x²] - E[x]² 로 계산했습니다: 평균이 크면 두 큰 수의 차에서 유효 숫자가 "
+        "사라집니다. 평균을 뺀 뒤 제곱의 평균 ((x - mean)²).mean() 으로 계산하세요": variant(
+            "one pass"
+        ),
+        "eps 를 표준편차에 더했습니다 ((x - mean) / (std + eps)): eps 는 제곱근 안에서 분산에 "
+        "더합니다 ((x - mean) / sqrt(var + eps))": variant("eps outside"),
+        "평균과 분산을 마지막 차원에서만 구했습니다: normalized_shape 의 모든 차원(뒤쪽 "
+        "len(normalized_shape) 개)에 걸쳐 구하세요": (
+            variant("last dim") if several else lambda: None
+        ),
+        "float16/bfloat16 입력을 그 dtype 그대로 계산했습니다: |x| 가 크면 제곱이 float16 의 "
+        "최댓값(65504)을 넘어 inf 가 됩니다. 평균과 분산은 float32 로 올려 계산하고 결과만 "
+        "x.dtype 으로 바꾸세요": variant("no upcast") if half else lambda: None,
+        "float64 입력을 float32 로 계산했습니다 (x.float()): float32 로 올리는 것은 float16/"
+        "bfloat16 입력뿐이고, float64 는 float64 그대로 계산하세요": (
+            variant("float32") if x.dtype == F64 else lambda: None
+        ),
+    }
+
+
+@torch.no_grad()
+def rms_norm_variant(m, x, eps=None, center=False, last_only=False):
+    """RMSNorm m's forward with one known mistake: eps (used for eps=None), center (the mean
+    subtracted first), last_only (statistics over the last dim only)."""
+    dims, h = trailing(m, last_only), ref._work(x)
+    h = h - h.mean(dim=dims, keepdim=True) if center else h
+    if eps is None:
+        eps = torch.finfo(h.dtype).eps if m.eps is None else m.eps
+    y = h * torch.rsqrt(h.pow(2).mean(dim=dims, keepdim=True) + eps)
+    y = y if m.weight is None else y * m.weight
+    return y.to(x.dtype)
+
+
+def rms_norm_misconceptions(m, x, mask=None):
+    default = m.eps is None
+    return {
+        "RMS 정규화에서 평균을 뺐습니다: RMS 정규화는 평균을 빼지 않고 x / sqrt(mean(x²) + eps) "
+        "로 크기만 맞춥니다": lambda: rms_norm_variant(m, x, center=True),
+        "평균 제곱을 마지막 차원에서만 구했습니다: normalized_shape 의 모든 차원(뒤쪽 "
+        "len(normalized_shape) 개)에 걸쳐 구하세요": lambda: (
+            rms_norm_variant(m, x, last_only=True) if len(m.normalized_shape) > 1 else None
+        ),
+        "eps=None 에서 입력 dtype 의 torch.finfo(x.dtype).eps 를 썼습니다: 계산하는 dtype "
+        "(float16/bfloat16 입력이면 float32)의 eps 를 쓰세요 (nn.RMSNorm 과 같음)": lambda: (
+            rms_norm_variant(m, x, torch.finfo(x.dtype).eps)
+            if default and x.dtype in (F16, BF16)
+            else None
+        ),
+        "eps=None 에서 늘 float32 의 eps 를 썼습니다: eps 는 계산하는 dtype 의 것이라 float64 "
+        "입력이면 torch.finfo(torch.float64).eps 입니다": lambda: (
+            rms_norm_variant(m, x, torch.finfo(F32).eps) if default and x.dtype == F64 else None
+        ),
+        "eps=None 을 1e-6 으로 바꾸었습니다: eps=None 이면 계산하는 dtype 의 "
+        "torch.finfo(dtype).eps 를 씁니다 (float32 면 약 1.19e-7)": lambda: (
+            rms_norm_variant(m, x, 1e-6) if default else None
+        ),
+    }
+
+
+@torch.no_grad()
+def feed_forward_variant(m, x, activation):
+    return m.linear2(activation(m.linear1(x)))
+
+
+def feed_forward_misconceptions(m, x, mask=None):
+    return {
+        "활성화 함수로 ReLU 를 썼습니다: 이 과제의 FeedForward 는 GELU (정확한 erf 형태의 "
+        "nn.GELU()) 를 씁니다": lambda: feed_forward_variant(m, x, nn.ReLU()),
+        'GELU 의 tanh 근사(nn.GELU(approximate="tanh"))를 썼습니다: 이 과제는 정확한 erf 형태의 '
+        "nn.GELU() 를 씁니다": lambda: feed_forward_variant(m, x, nn.GELU(approximate="tanh")),
+    }
+
+
+def layer_norm(norm, h, eps):
+    """LayerNorm ``norm`` (weights and all) with another eps."""
+    y = (h - h.mean(-1, keepdim=True)) * torch.rsqrt(h.var(-1, keepdim=True, unbiased=False) + eps)
+    return y * norm.weight + norm.bias
+
+
+@torch.no_grad()
+def block_variant(m, x, mask, mistake):
+    """TransformerBlock m's eval forward with one known mistake: "normalized residual" (pre-norm
+    adds to the normalized x), "normalized sublayer" (post-norm: x + norm(sublayer(x))), "no
+    mask", "inverted mask" (~mask passed), "default eps" (the norms built without eps)."""
+    eps = 1e-5 if mistake == "default eps" else m.norm1.eps
+    keep = None if mistake == "no mask" else ~mask if mistake == "inverted mask" else mask
+
+    def attn(h):
+        return m.self_attn(h, mask=keep)
+
+    def norm1(h):
+        return layer_norm(m.norm1, h, eps)
+
+    def norm2(h):
+        return layer_norm(m.norm2, h, eps)
+
+    if m.norm_first and mistake == "normalized residual":
+        x = norm1(x)
+        x = norm2(x + attn(x))
+        return x + m.ffn(x)
+    if m.norm_first:
+        x = x + attn(norm1(x))
+        return x + m.ffn(norm2(x))
+    if mistake == "normalized sublayer":
+        x = x + norm1(attn(x))
+        return x + norm2(m.ffn(x))
+    x = norm1(x + attn(x))
+    return norm2(x + m.ffn(x))
+
+
+def block_misconceptions(m, x, mask=None):
+    def variant(mistake):
+        return lambda: block_variant(m, x, mask, mistake)
+
+    def given(mistake, when=True):
+        return variant(mistake) if when else lambda: None
+
+    return {
+        "사전 정규화에서 정규화한 값에 부분 층의 출력을 더했습니다 (x = norm1(x) 뒤 x + attn(x)): "
+        "잔차 연결은 정규화하지 않은 원래 x 에 더합니다: x + attn(norm1(x))": given(
+            "normalized residual", m.norm_first
+        ),
+        "사후 정규화에서 부분 층의 출력만 정규화해 더했습니다 (x + norm1(attn(x))): 사후 정규화는 "
+        "잔차를 더한 합을 정규화합니다: norm1(x + attn(x))": given(
+            "normalized sublayer", not m.norm_first
+        ),
+        "mask 를 self_attn 에 넘기지 않았습니다: self_attn(..., mask=mask) 로 넘기세요": given(
+            "no mask", mask is not None
+        ),
+        "mask 를 뒤집어(~mask) 넘겼습니다: 이 과정의 mask 는 True 가 '볼 수 있음' 이므로 그대로 "
+        "넘깁니다 (nn.MultiheadAttention 의 True = 막힘 규약과 반대)": given(
+            "inverted mask", mask is not None
+        ),
+        "eps 를 LayerNorm 에 넘기지 않았습니다: norm1, norm2 = LayerNorm(d_model, eps=eps) 로 "
+        "만드세요": given("default eps", m.norm1.eps != 1e-5),
+    }
+
+
+MISCONCEPTIONS = {
+    "LayerNorm": layer_norm_misconceptions,
+    "RMSNorm": rms_norm_misconceptions,
+    "FeedForward": feed_forward_misconceptions,
+    "TransformerBlock": block_misconceptions,
+}
 
 
 # ----------------------------------------------------------------------------- LayerNorm

@@ -92,7 +92,7 @@ MISTAKES = [
         return y.to(x.dtype)
 """,
         "fails": ["test_layer_norm", "test_transformer_block"],
-        "says": "값이 다릅니다",
+        "says": "분산을 n - 1 로 나누었습니다",
     },
     {
         "name": "ln_one_pass_variance_cancels",
@@ -109,7 +109,7 @@ MISTAKES = [
         return y.to(x.dtype)
 """,
         "fails": ["test_layer_norm"],
-        "says": "x + 1e4",
+        "says": "분산을 E[x²] - E[x]² 로 계산했습니다",
     },
     {
         "name": "ln_eps_outside_sqrt",
@@ -126,7 +126,7 @@ MISTAKES = [
         return y.to(x.dtype)
 """,
         "fails": ["test_layer_norm", "test_transformer_block"],
-        "says": "다릅니다",
+        "says": "eps 를 표준편차에 더했습니다",
     },
     {
         "name": "ln_last_dim_only",
@@ -142,7 +142,7 @@ MISTAKES = [
         return y.to(x.dtype)
 """,
         "fails": ["test_layer_norm"],
-        "says": "normalized_shape=(4, 6)",
+        "says": "평균과 분산을 마지막 차원에서만 구했습니다",
     },
     {
         "name": "ln_no_upcast_half_overflow",
@@ -158,7 +158,7 @@ MISTAKES = [
         return y
 """,
         "fails": ["test_layer_norm"],
-        "says": "float16",
+        "says": "float16/bfloat16 입력을 그 dtype 그대로 계산했습니다",
     },
     {
         "name": "ln_returns_float32_for_half",
@@ -241,7 +241,7 @@ MISTAKES = [
         return y.to(x.dtype)
 """,
         "fails": ["test_rms_norm"],
-        "says": "값이 다릅니다",
+        "says": "RMS 정규화에서 평균을 뺐습니다",
     },
     {
         "name": "rms_eps_none_of_input_dtype",
@@ -257,7 +257,7 @@ MISTAKES = [
         return y.to(x.dtype)
 """,
         "fails": ["test_rms_norm"],
-        "says": "eps=None, float16",
+        "says": "입력 dtype 의 torch.finfo(x.dtype).eps 를 썼습니다",
     },
     {
         "name": "rms_eps_none_fixed_1e_6",
@@ -273,7 +273,7 @@ MISTAKES = [
         return y.to(x.dtype)
 """,
         "fails": ["test_rms_norm"],
-        "says": "eps=None",
+        "says": "eps=None 을 1e-6 으로 바꾸었습니다",
     },
     {
         "name": "rms_extra_bias_parameter",
@@ -345,7 +345,7 @@ MISTAKES = [
             forward="return self.linear2(self.dropout(self.activation(self.linear1(x))))",
         ),
         "fails": ["test_feed_forward", "test_transformer_block"],
-        "says": "값이 다릅니다",
+        "says": "활성화 함수로 ReLU 를 썼습니다",
     },
     {
         "name": "ffn_tanh_gelu",
@@ -356,7 +356,7 @@ MISTAKES = [
             forward="return self.linear2(self.dropout(self.activation(self.linear1(x))))",
         ),
         "fails": ["test_feed_forward", "test_transformer_block"],
-        "says": "값이 다릅니다",
+        "says": "GELU 의 tanh 근사",
     },
     {
         "name": "ffn_dropout_after_linear2",
@@ -396,7 +396,7 @@ MISTAKES = [
         return self.norm2(x + self.dropout2(self.ffn(x)))
 """,
         "fails": ["test_transformer_block"],
-        "says": "사전 정규화",
+        "says": "정규화한 값에 부분 층의 출력을 더했습니다",
     },
     {
         "name": "block_post_norm_normalizes_sublayer_only",
@@ -410,7 +410,7 @@ MISTAKES = [
         return x + self.norm2(self.dropout2(self.ffn(x)))
 """,
         "fails": ["test_transformer_block"],
-        "says": "사후 정규화",
+        "says": "부분 층의 출력만 정규화해 더했습니다",
     },
     {
         "name": "block_no_residual_dropout",
@@ -438,7 +438,7 @@ MISTAKES = [
         return self.norm2(x + self.dropout2(self.ffn(x)))
 """,
         "fails": ["test_transformer_block"],
-        "says": "mask",
+        "says": "mask 를 self_attn 에 넘기지 않았습니다",
     },
     {
         "name": "block_default_mask_on_cpu",
@@ -469,7 +469,7 @@ MISTAKES = [
         return self.norm2(x + self.dropout2(self.ffn(x)))
 """,
         "fails": ["test_transformer_block"],
-        "says": "eps=0.1",
+        "says": "eps 를 LayerNorm 에 넘기지 않았습니다",
     },
     {
         "name": "block_uses_torch_encoder_layer",
@@ -588,7 +588,7 @@ MISTAKES += [
         "layer_norm",
         _fix(_LN, "h = x.to(torch.promote_types(x.dtype, torch.float32))", "h = x.float()"),
         [LN],
-        "float64",
+        "float64 입력을 float32 로 계산했습니다",
     ),
     _entry(
         "ln_parameters_last_dim_only",
@@ -629,7 +629,7 @@ MISTAKES += [
             "eps = torch.finfo(torch.float32).eps if self.eps is None else self.eps",
         ),
         [RMS],
-        "float64",
+        "늘 float32 의 eps 를 썼습니다",
     ),
     _entry(
         "rms_casts_back_before_weight",
@@ -707,7 +707,7 @@ MISTAKES += [
             1,
         ),
         [BLOCK],
-        "mask",
+        "mask 를 뒤집어(~mask) 넘겼습니다",
     ),
 ]
 
@@ -806,7 +806,7 @@ MISTAKES += [
             "h.pow(2).mean(dim=-1, keepdim=True)",
         ),
         [RMS],
-        "normalized_shape",
+        "평균 제곱을 마지막 차원에서만 구했습니다",
     ),
 ]
 
