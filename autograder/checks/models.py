@@ -566,12 +566,17 @@ def gpt_variant(model, idx, pos=True, causal=True, final_norm=True, last_block_o
     return m.lm_head(m.final_norm(x) if final_norm else x)
 
 
+NOT_CAUSAL = (
+    "블록의 어텐션이 인과적이지 않습니다: 미래 토큰을 보지 않도록 MultiHeadAttention 을 "
+    "causal=True 로 만드세요 (인과적 마스크)"
+)
+
+
 def gpt_misconceptions(model, idx):
     return {
         "위치 임베딩을 더하지 않았습니다: 토큰 임베딩에 pos_emb(torch.arange(T)) 를 더해야 모델이 "
         "토큰의 순서를 압니다": lambda: gpt_variant(model, idx, pos=False),
-        "블록의 어텐션이 인과적이지 않습니다: 미래 토큰을 보지 않도록 MultiHeadAttention 을 "
-        "causal=True 로 만드세요 (인과적 마스크)": lambda: gpt_variant(model, idx, causal=False),
+        NOT_CAUSAL: lambda: gpt_variant(model, idx, causal=False),
         "마지막 층 정규화(final_norm)를 빠뜨렸습니다: 사전 정규화(pre-norm) 블록의 출력은 "
         "정규화되지 않으므로 lm_head 에 넣기 전에 final_norm 을 거치세요": lambda: gpt_variant(
             model, idx, final_norm=False

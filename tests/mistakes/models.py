@@ -178,7 +178,7 @@ MISTAKES = [
         return self.norm3(x + self.dropout(self.ffn(x)))""",
         ),
         [DEC],
-        "값이 다릅니다",
+        "사후 정규화(post-norm)로 썼습니다",
     ),
     mistake(
         "decoder_cross_attention_keys_from_decoder",
@@ -190,7 +190,7 @@ MISTAKES = [
             "self.cross_attn(self.norm2(x), mask=memory_mask)",
         ),
         [DEC],
-        "DecoderBlock",
+        "키와 값을 디코더 입력에서 만들었습니다",
     ),
     mistake(
         "decoder_masks_swapped",
@@ -214,7 +214,7 @@ MISTAKES = [
             "self.ffn(self.norm1(x))",
         ),
         [DEC],
-        "값이 다릅니다",
+        "모두 norm1 을 썼습니다",
     ),
     mistake(
         "decoder_dropout_on_residual_sum",
@@ -374,7 +374,7 @@ MISTAKES = [
         "gpt_model",
         fix(GPT_MODEL, "x = self.tok_emb(idx) + self.pos_emb(pos)", "x = self.tok_emb(idx)"),
         [GPT, GPTC],
-        "값이 다릅니다",
+        "위치 임베딩을 더하지 않았습니다",
     ),
     mistake(
         "gpt_attention_not_causal",
@@ -386,7 +386,7 @@ MISTAKES = [
             "self.attn = MultiHeadAttention(d_model, num_heads)",
         ),
         [GPT, GPTC],
-        "값이 다릅니다",
+        "어텐션이 인과적이지 않습니다",
     ),
     mistake(
         "gpt_tie_copies_weights",
@@ -418,7 +418,7 @@ MISTAKES = [
         "gpt_model",
         fix(GPT_MODEL, "return self.lm_head(self.final_norm(x))", "return self.lm_head(x)"),
         [GPT, GPTC],
-        "값이 다릅니다",
+        "final_norm)를 빠뜨렸습니다",
     ),
     # ------------------------------------------------------------------ ModernBlock
     mistake(
@@ -434,7 +434,7 @@ MISTAKES = [
     return out.flatten(-2).to(x.dtype)""",
         ),
         [MOD],
-        "짝",
+        "(2i, 2i+1) 을 짝지었습니다",
     ),
     mistake(
         "rope_angles_in_bfloat16",
@@ -442,7 +442,7 @@ MISTAKES = [
         "modern_block",
         fix(MODERN, "work = torch.promote_types(x.dtype, torch.float32)", "work = x.dtype"),
         [MOD],
-        "bfloat16",
+        "입력 dtype(bfloat16)으로 계산했습니다",
     ),
     mistake(
         "gqa_repeat_instead_of_repeat_interleave",
@@ -454,7 +454,7 @@ MISTAKES = [
             "k, v = k.repeat(1, r, 1, 1), v.repeat(1, r, 1, 1)",
         ),
         [MOD],
-        "GQA",
+        "repeat 로 통째로 반복했습니다",
     ),
     mistake(
         "rope_only_on_queries",
@@ -462,7 +462,7 @@ MISTAKES = [
         "modern_block",
         fix(MODERN, "        k = apply_rope(k, base=self.rope_base)\n", ""),
         [MOD],
-        "ModernBlock",
+        "쿼리에만 적용했습니다",
     ),
     mistake(
         "modern_fill_minus_1e4",
@@ -474,7 +474,7 @@ MISTAKES = [
             "scores.masked_fill(~keep, -1e4)",
         ),
         [MOD],
-        "큰 어텐션 점수",
+        "고정된 음수(-1e4",
     ),
     mistake(
         "modern_causal_mask_on_cpu",
@@ -530,7 +530,7 @@ MISTAKES += [
             "self.norm3 = nn.LayerNorm(d_model)",
         ),
         [DEC],
-        "eps",
+        "eps 를 넘기지 않아 기본값 1e-5",
     ),
     # ------------------------------------------------------------------ mlm_mask
     mistake(
@@ -656,7 +656,7 @@ MISTAKES += [
             "nn.ModuleList([GPTBlock(d_model, num_heads, d_ff)] * num_layers)",
         ),
         [GPT, GPTC],
-        "GPTModel",
+        "모든 층이 같은 블록",
     ),
     # ------------------------------------------------------------------ ModernBlock
     mistake(
@@ -665,7 +665,7 @@ MISTAKES += [
         "modern_block",
         fix(MODERN, "work = torch.promote_types(x.dtype, torch.float32)", "work = torch.float32"),
         [MOD],
-        "float64",
+        "float64 입력의 각도와 회전을 float32",
     ),
     mistake(
         "modern_norms_ignore_eps",
@@ -681,7 +681,7 @@ MISTAKES += [
             "self.ffn_norm = RMSNorm(d_model)",
         ),
         [MOD],
-        "eps",
+        "eps 를 넘기지 않아 기본값 1e-6",
     ),
     mistake(
         "gqa_mask_and_in_place",
@@ -812,7 +812,7 @@ MISTAKES += [
             "    positions = torch.arange(T, device=x.device)",
         ),
         [MOD],
-        "positions",
+        "positions 인자를 무시",
     ),
     mistake(
         "mlm_labels_from_corrupted_inputs",
