@@ -17,6 +17,7 @@ may repeat a line of a solution region of the assignments (exercises/source/*/*.
 """
 
 import ast
+import copy
 import re
 from pathlib import Path
 
@@ -24,6 +25,8 @@ import pytest
 import yaml
 from test_book import CHAPTERS
 from test_release import release  # tools/release.py, loaded once
+
+from autograder import notebook as nbio
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
@@ -357,3 +360,63 @@ def test_solution_line_scan_sees_regions():
     line = next(iter(secret))
     page = f"```{{code-cell}} python3\n    {line}\n```\n"
     assert any(ln.strip() in secret for _, src in code_cells(page) for ln in src.splitlines())
+
+
+def pasted_page_code(chapter, source):
+    """{(grade_id, name, piece): source notebook cells}: for each graded function or class
+    ``name`` of a solution cell and each page piece whose name contains it (e.g.
+    top_k_filter_one_row for top_k_filter), every top-level definition of the chapter's visible
+    and hidden code with ``name = piece`` after it: what a student pasting the page gets."""
+    page = (BOOK / f"{chapter}.md").read_text(encoding="utf-8")
+    defs = {}
+    for _, cell in code_cells(page):
+        try:
+            tree = ast.parse(cell)
+        except SyntaxError:  # IPython magics
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                defs[node.name] = ast.get_source_segment(cell, node)
+    pasted = "\n\n".join(defs.values())
+    out = {}
+    for cell in source.cells:
+        if cell.cell_type != "code" or not nbio.is_solution(cell):
+            continue
+        body = "\n".join(ln for ln in cell.source.splitlines() if "### " not in ln)
+        for node in ast.parse(body).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                for piece in (p for p in defs if node.name.lower() in p.lower() and p != node.name):
+                    code = f"{pasted}\n\n{node.name} = {piece}\n"
+                    out[nbio.grade_id(cell), node.name, piece] = code
+    return out
+
+
+@pytest.mark.slow
+def test_page_code_pasted_into_the_exercise_earns_no_item():
+    """A graded exercise asks for more than its chapter shows: the chapter's own version of a
+    graded function (all of the page's definitions pasted into the solution cell, the piece
+    renamed to the graded name) fails that function's test cell."""
+    from autograder.engine import Engine
+
+    todo = {}
+    for chapter in CHAPTERS:
+        assignment = chapter.split("_", 1)[1]
+        path = ROOT / "exercises" / "source" / assignment / f"{assignment}.ipynb"
+        if not path.exists():
+            continue
+        source = nbio.read_trusted(path)
+        template = nbio.release_from_source(source)
+        for (gid, name, piece), code in pasted_page_code(chapter, source).items():
+            nb = copy.deepcopy(template)
+            next(c for c in nb.cells if nbio.grade_id(c) == gid).source = code
+            todo[assignment, gid, f"{name} = {piece}"] = template, nb
+    assert len(todo) >= 30, sorted(todo)  # the chapters write out their pieces
+    engine = Engine(jobs=2, assignments=sorted({a for a, _, _ in todo}), run_seed=1)
+    try:
+        futures = {k: engine.submit_notebook(k[0], t, nb)[0] for k, (t, nb) in todo.items()}
+        reports = {k: f.result().verdicts for k, f in futures.items()}
+    finally:
+        engine.close()
+    # the other solution cells are the release stubs: any item passed is the paste's doing
+    earned = {k: [g for g, v in verdicts.items() if v.passed] for k, verdicts in reports.items()}
+    assert not any(earned.values()), {k: g for k, g in earned.items() if g}
