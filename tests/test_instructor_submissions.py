@@ -334,7 +334,15 @@ def test_second_run_is_refused_and_ctrl_c_stops_cleanly(tmp_path):
     assert "다른 채점이 이 과정 폴더에서 진행 중입니다(프로세스 12345" in r.stderr
     assert "Traceback" not in r.stderr
     proc = subprocess.Popen(
-        GRADE, cwd=root, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        GRADE,
+        cwd=root,
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # as typed in a terminal: a process started with SIGINT ignored (a pytest-xdist worker,
+        # a background job) passes that on, and Python then never raises KeyboardInterrupt
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 120
     while not processes_mentioning(root) and time.monotonic() < deadline:
