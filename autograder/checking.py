@@ -211,31 +211,27 @@ def assert_close(
 def diagnose(got, expected, misconceptions, rtol=None, atol=None):
     """The first diagnosis of ``misconceptions`` (see :func:`assert_close`) whose value ``got``
     matches (dtype aside) while that value differs from ``expected``: a mistake these inputs
-    cannot tell from the right answer is never named (e.g. for a result wrong only in dtype)."""
+    cannot tell from the right answer is never named (e.g. for a result wrong only in dtype).
+    Both comparisons are made at the result's precision: a mistake whose value rounds to the
+    right answer there is not what made this result wrong."""
+    dtype = got.dtype if isinstance(got, torch.Tensor) else None
     for diagnosis, value in (misconceptions or {}).items():
         try:
             wrong = value()
-            if wrong is None:
+            if wrong is None or _close(wrong, expected, rtol, atol, dtype):
                 continue
-            if isinstance(wrong, torch.Tensor) and isinstance(got, torch.Tensor):
-                # judged at the result's precision: a mistake whose value rounds to the right
-                # answer there is not what made this result wrong
-                wrong = wrong.to(got.dtype)
-                if _close(wrong, expected.to(got.dtype), rtol, atol):
-                    continue
-            elif _close(wrong, expected, rtol, atol):
-                continue
-            if _close(got, wrong, rtol, atol):
+            if _close(got, wrong, rtol, atol, dtype):
                 return diagnosis
         except Exception:  # noqa: BLE001 (not this misconception, whatever the reason)
             continue
     return None
 
 
-def _close(a, b, rtol, atol):
-    """``a`` matches ``b`` as assert_close would judge it, dtype aside."""
+def _close(a, b, rtol, atol, dtype=None):
+    """``a`` matches ``b`` as assert_close would judge it, dtype aside: two tensors are both
+    compared in ``dtype`` (default: ``b``'s)."""
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        a = a.to(b.dtype)
+        a, b = a.to(dtype or b.dtype), b.to(dtype or b.dtype)
     try:
         _assert_close(a, b, "", None, rtol, atol, False)
     except CheckFailed:

@@ -162,22 +162,23 @@ def rope_misconceptions(x, positions=None, base=10000.0, offset=0):
     def rope(pos=positions, off=offset, **kwargs):
         return ref.apply_rope(xd, pos, base, offset=off, **kwargs).to(x.dtype)
 
+    pos = torch.arange(offset, offset + x.shape[-2], device=x.device)
+    pos = pos if positions is None else positions
+
+    def over_heads(angles):  # per-sequence angles (B, T, d/2) broadcast over the heads
+        return angles[:, None] if angles.dim() == 3 else angles
+
     def mixed_pairing():  # interleaved pairs, angles cat(θ, θ)[::2], results in halves
-        pos = torch.arange(offset, offset + x.shape[-2], device=x.device)
-        pos = pos if positions is None else positions
         angles = ref.rope_angles(pos, d, base, F64)
-        angles = torch.cat((angles, angles), dim=-1)[..., ::2]
-        angles = angles[:, None] if angles.dim() == 3 else angles
+        angles = over_heads(torch.cat((angles, angles), dim=-1)[..., ::2])
         a, b = ref._rotate(xd[..., 0::2], xd[..., 1::2], angles.cos(), angles.sin())
         return torch.cat((a, b), dim=-1).to(x.dtype)
 
     def low_precision_angles():  # frequencies, angles and rotation all in x.dtype
-        pos = torch.arange(offset, offset + x.shape[-2], device=x.device)
-        pos = pos if positions is None else positions
         angles = pos.to(x.dtype)[..., None] * base ** (
             -torch.arange(0, d, 2, device=x.device, dtype=x.dtype) / d
         )
-        angles = angles[:, None] if angles.dim() == 3 else angles
+        angles = over_heads(angles)
         a, b = ref._rotate(x[..., : d // 2], x[..., d // 2 :], angles.cos(), angles.sin())
         return torch.cat((a, b), dim=-1)
 

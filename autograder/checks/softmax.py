@@ -66,6 +66,12 @@ def finite_max(x, dim):
     return torch.where(torch.isfinite(m), m, torch.zeros_like(m))
 
 
+def normalized_exp(z, dim):
+    """exp(z) / sum(exp(z)) along ``dim``, with no guard (overflow, 0/0 rows and all)."""
+    e = torch.exp(z)
+    return e / e.sum(dim=dim, keepdim=True)
+
+
 def softmax_misconceptions(x, dim=-1, temperature=1.0):
     t, last = float(temperature), dim in (-1, x.dim() - 1)
     return {
@@ -81,16 +87,13 @@ def softmax_misconceptions(x, dim=-1, temperature=1.0):
         ),
         "모든 원소가 -inf 인 행이 NaN 이 되었습니다 (0/0). 그런 행은 확률이 모두 0 인 행으로 "
         "돌려주세요: 최댓값이 -inf 이면 0 을 빼고, 합이 0 인 행은 나누지 말고 0 으로 둡니다": (
-            lambda: (
-                torch.exp(x / t - (x / t).amax(dim=dim, keepdim=True))
-                / torch.exp(x / t - (x / t).amax(dim=dim, keepdim=True)).sum(dim, keepdim=True)
-            )
+            lambda: normalized_exp(x / t - (x / t).amax(dim=dim, keepdim=True), dim)
         ),
         "최댓값을 빼지 않고 exp 를 계산했습니다: 로짓이 크면 exp 가 inf 로 넘쳐(오버플로) 결과가 "
         "NaN 이 됩니다. exp 전에 dim 을 따라 최댓값을 빼세요": lambda: (
             None
             if torch.isneginf(x).any()  # all -inf rows give NaN with or without the shift
-            else torch.exp(x / t) / torch.exp(x / t).sum(dim=dim, keepdim=True)
+            else normalized_exp(x / t, dim)
         ),
     }
 
