@@ -82,9 +82,16 @@ class Judge:
         self.fresh = False  # started, "ready" not read yet
         self.limits_sent = 0  # the engine's limits version this process has
         self.tmp = None  # the judge's folder: its log and its sandbox's folder, removed by stop()
+        self.lock = threading.Lock()  # start/stop run in the judge's thread and in Engine.close
         self.thread = threading.Thread(target=self.run, daemon=True, name=f"judge-{slot}")
 
     def start(self):
+        with self.lock:
+            if self.engine.halted:
+                raise RuntimeError("the engine was stopped")
+            self.start_process()
+
+    def start_process(self):
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         # the judge is SIGKILLed when it stops (it may be stuck in a check), so what it leaves in
         # its folder is removed from here
@@ -156,19 +163,26 @@ class Judge:
                 msg = self.receive(self.engine.job_timeout(payload))
                 future.set_result(Report.from_data(msg["report"]))
             except Exception as e:
-                log.error("judge %d failed on a notebook: %s", self.slot, e)
+                if not self.engine.halted:  # Ctrl-C kills the judges: no failure to report
+                    log.error("judge %d failed on a notebook: %s", self.slot, e)
                 self.stop()
                 future.set_result(empty_report(payload["grade_ids"], JUDGE_STOPPED))
 
+    def kill(self):
+        """SIGKILL the judge: a read waiting on it in the judge's thread ends at once."""
+        with self.lock:
+            self.proc = kill_group(self.proc)
+
     def stop(self):
-        self.proc = kill_group(self.proc)
-        if self.file is not None:
-            self.file.close()
-            self.sock.close()
-            self.file = self.sock = None
-        if self.tmp:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            self.tmp = None
+        with self.lock:
+            self.proc = kill_group(self.proc)
+            if self.file is not None:
+                self.file.close()
+                self.sock.close()
+                self.file = self.sock = None
+            if self.tmp:
+                shutil.rmtree(self.tmp, ignore_errors=True)
+                self.tmp = None
 
 
 class Engine:
@@ -198,6 +212,7 @@ class Engine:
             "run_seed": self.run_seed,
         }
         self.limits_version = 0
+        self.halted = False  # set by close(wait=False): no judge starts again
         self.jobs_queue = queue.Queue()
         self.judges = [Judge(self, slot) for slot in range(self.jobs)]
         for judge in self.judges:  # start now: sandboxes and imports overlap the caller's work
@@ -252,10 +267,19 @@ class Engine:
         if self.closed:
             return
         self.closed = True
+        if not wait:
+            self.halted = True
+            while True:  # the notebooks not started yet are not started at all
+                try:
+                    job = self.jobs_queue.get_nowait()
+                except queue.Empty:
+                    break
+                if job is not None:
+                    job[0].cancel()
         for _ in self.judges:
             self.jobs_queue.put(None)
         for judge in self.judges if not wait else ():
-            judge.proc = kill_group(judge.proc)  # the judge thread's read ends at once
+            judge.kill()
         for judge in self.judges:
             judge.thread.join(timeout=5)
             judge.stop()

@@ -386,6 +386,28 @@ def test_closed_engine_leaves_no_folder_behind(tmp_path, monkeypatch):
     assert not list(tmp_path.iterdir())
 
 
+def test_ctrl_c_close_stops_running_and_queued_notebooks_at_once(tmp_path, monkeypatch):
+    """close(wait=False) (Ctrl-C) kills the judges in the middle of their notebooks, starts no
+    judge for the notebooks still queued, raises nothing while the judges' threads clean up at
+    the same time, and leaves no folder behind."""
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    hang = "def softmax(x, dim=-1):\n    while True:\n        pass\n"
+    eng = Engine(jobs=2, checks_dir=CHECKS, assignments=["demo"])
+    futures = [eng.submit("demo", ["test_softmax"], [hang], [hang]) for _ in range(6)]
+    deadline = time.monotonic() + 120
+    while not (futures[0].running() and futures[1].running()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1)  # the judges are inside the hanging call
+    t0 = time.monotonic()
+    eng.close(wait=False)
+    assert time.monotonic() - t0 < 10
+    for f in futures[:2]:
+        assert f.result().verdicts["test_softmax"].outcome == "grader-error"
+    assert all(f.cancelled() for f in futures[2:])
+    assert all(j.proc is None for j in eng.judges)
+    assert not list(tmp_path.iterdir())
+
+
 def test_student_cannot_fake_results(demo_engine):
     """Monkeypatching torch, always-true __eq__ subclasses and input transformers stay in the
     worker; the judge compares plain tensors itself."""
