@@ -48,10 +48,10 @@ release: $(STAMP) sysdeps notebooks
 # The hidden checks against the reference solutions (in-process, through the wire encoding),
 # then the whole test suite (tests/test_book.py builds the book, which links the release notebooks)
 # on two workers: tests/conftest.py keeps each module, and everything that shares the built book,
-# on one worker (--dist loadgroup) and starts the longest groups first (--no-loadscope-reorder).
+# on one worker (its scheduler) and starts the longest groups first (--no-loadscope-reorder).
 test: $(STAMP) sysdeps notebooks
 	$(PY) -m pytest autograder/checks --reference -q -p no:cacheprovider
-	$(PY) -m pytest -n 2 --dist loadgroup --no-loadscope-reorder --durations=25
+	$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder --durations=25
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

@@ -110,26 +110,56 @@ def student_env(tmp_path_factory):
     return python, env, work
 
 
-# Two workers (make test: pytest-xdist, --dist loadgroup): the tests of one module stay on one
-# worker (its module fixtures: an engine, a graded class, a PostgreSQL server), and the modules
-# that build or read the book, the release bundle or the student venv share one worker (they
-# share _build/ and these session fixtures; test_release reads _build/ after test_book built it).
-# The longest groups start first.
+# Two workers (make test: pytest-xdist). The tests of one module stay on one worker (its module
+# fixtures: an engine, a graded class, a PostgreSQL server), and the modules that build or read
+# the book, the release bundle or the student venv share one worker (they share _build/ and these
+# session fixtures: two workers would build the book into one folder at once). The longest groups
+# start first. xdist's own --dist loadgroup no longer sees xdist_group marks under pytest 9.2
+# (pytest-dev/pytest-xdist#1386: it still writes the node id's old field), so the scheduler below
+# groups by module name itself.
 
 SHARES_THE_BOOK = {"built_book", "server", "browser", "student_env"}
-LONGEST_FIRST = ("test_mistakes", "book", "test_redteam")
+BOOK_MODULES = {
+    "test_book",
+    "test_book_demos",
+    "test_book_figures",
+    "test_book_glossary",
+    "test_book_math",
+    "test_book_numbering",
+    "test_book_theme",
+    "test_chapter_notebooks",
+    "test_diagrams",
+    "test_numwords",
+    "test_release",
+    "test_student_env",
+}
+LONGEST_FIRST = ("test_mistakes", "test_redteam", "book")
+
+
+def group(module):
+    """The worker group of test module ``module`` (its name, or 'book')."""
+    return "book" if module in BOOK_MODULES else module
+
+
+@pytest.hookimpl(optionalhook=True)  # a judge's pytest (the demo checks) runs without xdist
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return group(Path(nodeid.split("::", 1)[0]).stem)
+
+    return ByGroup(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
-    if not config.pluginmanager.hasplugin("xdist"):  # a judge collecting the demo checks
-        return
-    book = {item.module.__name__ for item in items if SHARES_THE_BOOK & set(item.fixturenames)}
-    book.add("test_release")
-
-    def group(item):
-        return "book" if item.module.__name__ in book else item.module.__name__
-
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(group(item)))
+    strays = {
+        item.module.__name__
+        for item in items
+        if SHARES_THE_BOOK & set(item.fixturenames) and item.module.__name__ not in BOOK_MODULES
+    }
+    if strays:
+        raise pytest.UsageError(f"tests/conftest.py: add {sorted(strays)} to BOOK_MODULES")
     rank = {name: n for n, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(group(item), len(rank)))  # stable: order kept within
+    # stable: the order within a group is kept
+    items.sort(key=lambda item: rank.get(group(item.module.__name__), len(rank)))
