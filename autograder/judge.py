@@ -152,6 +152,24 @@ class Student:
             raise StudentCrashed(str(e) + self._load_hint()) from None
         return out
 
+    def on(self, device):
+        """This check's student on ``device``, in a child of its own (one device per child):
+        for a check that compares the results of two devices."""
+        link = self._session
+        other = Student(
+            Link(link.grading, torch.device(device), link.forbid, link.given),
+            device,
+            self._seed,
+            self._named_forbidden,
+            self.spec,
+        )
+        other.load_errors, other.suspicions, other.used = (
+            self.load_errors,
+            self.suspicions,
+            self.used,
+        )
+        return other
+
     def has(self, name):
         """True when the student's code defines ``name``."""
         return self._request("has", name=str(name)).get("value") is True
@@ -434,6 +452,11 @@ class Grading:
         """The test function's child, opened and its cells loaded for ``device`` if needed."""
         if self.broken is not None:
             raise self.broken
+        if self.loaded is not None and self.loaded != device:
+            # one device per child: a CPU call's simulated GPU (and whatever the cells left in
+            # the process) must not reach the calls on a real GPU (seen on an H100: CUDA calls
+            # made under the simulation returned CPU tensors)
+            self.close_session()
         if self.session is None:
             self.session, self.loaded = self.backend.open(), None
         if self.loaded != device:

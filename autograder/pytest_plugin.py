@@ -142,8 +142,9 @@ def instructor_grading(config, module, assignment):
 
 @pytest.fixture(params=DEVICES)
 def device(request):
-    """Device: 'cpu' always, 'cuda' when available (skipped with its reason otherwise)."""
-    return torch.device(request.param)
+    """Device: 'cpu' always, 'cuda:0' when available (skipped with its reason otherwise); with
+    its index, as a tensor's ``.device`` says it (``torch.device("cuda") != x.device``)."""
+    return torch.device(request.param, 0) if request.param == "cuda" else torch.device("cpu")
 
 
 @pytest.fixture

@@ -189,6 +189,7 @@ def bwrap_command(exe, ctl_fd, limits, uid):
     if nodes:  # the CUDA driver reads PCI topology from /sys (no course files there)
         cmd += ["--ro-bind", "/sys", "/sys"]
     config = {"ctl_fd": ctl_fd, "site_dirs": inside, "sandboxed": True, "scratch_root": "/tmp"}
+    config["gpu"] = bool(nodes)
     cmd += ["--chdir", "/tmp", py, "-I", "-S", "/grader/worker.py", json.dumps(config)]
     return cmd
 
@@ -333,6 +334,7 @@ class Sandbox:
             scratch = os.path.join(self.tmp, "scratch")
             os.mkdir(scratch)
             config = {"ctl_fd": fd, "site_dirs": [], "sandboxed": False, "scratch_root": scratch}
+            config["gpu"] = bool(gpu_nodes())
             cmd = [sys.executable, "-I", str(INSIDE / "worker.py"), json.dumps(config)]
             env = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "HOME": self.tmp}
         else:

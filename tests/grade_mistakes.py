@@ -40,7 +40,7 @@ def main(assignment, names=()):
     todo = {
         k: v for k, v in notebooks().items() if k[0] == assignment and (not names or k[1] in names)
     }
-    engine = Engine(jobs=2, assignments=[assignment], run_seed=1)
+    engine = Engine(assignments=[assignment], run_seed=1)  # a judge per core
     try:
         futures = {k: engine.submit_notebook(k[0], t, nb)[0] for k, (t, nb) in todo.items()}
         bad, named = 0, {"catalogue": 0, "rule": 0}

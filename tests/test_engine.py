@@ -408,6 +408,54 @@ def test_ctrl_c_close_stops_running_and_queued_notebooks_at_once(tmp_path, monke
     assert not list(tmp_path.iterdir())
 
 
+class RecordingBackend:
+    """A backend whose children only record the requests they get."""
+
+    def __init__(self):
+        self.children, self.finished = [], []
+
+    def open(self):
+        child = []
+        self.children.append(child)
+        return RecordingChild(child)
+
+    def finish(self, session):
+        self.finished.append(session.requests)
+        return "exit"
+
+
+class RecordingChild:
+    def __init__(self, requests):
+        self.requests = requests
+
+    def request(self, header, values=None, answer=None):
+        self.requests.append(dict(header))
+        return header, {"errors": [], "value": True}
+
+
+def test_a_child_never_serves_two_devices():
+    """A CPU call runs under the simulated GPU, which stays in its process: the calls of another
+    device (a real GPU, or Student.on for a check comparing two devices) get a child of their
+    own, loaded for that device alone (on an H100, CUDA calls made in the child of a CPU call
+    returned CPU tensors)."""
+    backend = RecordingBackend()
+    grading = Grading(backend, ["x = 1"], new_run_seed())
+    on_gpu = grading.student("check", torch.device("cuda", 0))
+    assert on_gpu.has("x")
+    on_cpu = on_gpu.on("cpu")
+    assert on_cpu.has("x") and on_gpu.has("x")
+    loads = [[r for r in child if r["op"] == "load"] for child in backend.children]
+    assert [[(r["device"], r.get("simulate", False)) for r in c] for c in loads] == [
+        [("cuda", False)],
+        [("cpu", True)],
+        [("cuda", False)],
+    ]
+    assert all(len({r["device"] for r in child}) == 1 for child in backend.children)
+    assert len(backend.finished) == 2  # each child is finished before the next one opens
+    grading.end_function()
+    assert len(backend.finished) == 3
+
+
 def test_student_cannot_fake_results(demo_engine):
     """Monkeypatching torch, always-true __eq__ subclasses and input transformers stay in the
     worker; the judge compares plain tensors itself."""

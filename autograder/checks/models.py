@@ -488,7 +488,8 @@ def mlm_seeds(student, rng, device, case):
     if torch.equal(a[1], c[1]):
         fail(f"{what}: seed 가 다르면 선택된 위치도 달라야 합니다 (seed 를 쓰고 있나요?)")
     if device.type != "cpu":
-        d = call_mlm(student, ids, 1000, 3, SPECIALS, 123, 0.15, torch.device("cpu"), what, True)
+        cpu = torch.device("cpu")
+        d = call_mlm(student.on(cpu), ids, 1000, 3, SPECIALS, 123, 0.15, cpu, what, fresh=True)
         if not (torch.equal(a[0], d[0]) and torch.equal(a[1], d[1])):
             fail(
                 f"{what}: 같은 seed 인데 {device.type} 과 cpu 의 결과가 다릅니다. 난수는 CPU 의 "

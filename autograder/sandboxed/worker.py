@@ -898,14 +898,18 @@ def without_dynamo():
                 fn.__dynamo_disable = fn
 
 
-def warm_up():
+def warm_up(gpu=False):
     """Pay torch's lazy start-up once here, not in every forked child: the first autograd and
-    nn calls, and the first meta-device kernel (the notebooks' public tests use "meta")."""
+    nn calls, and the first meta-device kernel (the notebooks' public tests use "meta"). With a
+    GPU, no backward pass: autograd's first one starts a thread per device, which initialises
+    the CUDA driver, and a child forked after that gets "CUDA error: initialization error" from
+    its first CUDA call (seen on an H100)."""
     without_dynamo()
     x = torch.ones(2, 3, requires_grad=True)
     y = torch.nn.functional.linear(x / 2.0, torch.ones(4, 3)).softmax(-1)
     y = torch.where(y > 0, y.exp() - y.amax(-1, keepdim=True), y).masked_fill(y < 0, 0.0)
-    y.sum().backward()
+    if not gpu:
+        y.sum().backward()
     torch.ones(2, 3, device="meta").softmax(-1).triu(1)
     for base, overloads in aten_overloads().items():
         if any(word in base for word in LIKELY_BLOCKED):
@@ -924,7 +928,7 @@ def cpu_build_seeding():
 def zygote():
     torch.set_num_threads(1)
     cpu_build_seeding()
-    warm_up()
+    warm_up(gpu=CONFIG.get("gpu", False))
     root = CONFIG.get("scratch_root", "/tmp")
     for name in os.listdir(root):  # e.g. torchinductor_* made by the imports above: a non-empty
         wipe(os.path.join(root, name))  # scratch root would send every check down the reaper path
