@@ -16,6 +16,7 @@ import torch
 
 from autograder.checking import CheckFailed, describe
 from autograder.policy import CodeFacts, forbidden_ops
+from autograder.report import MISCONCEPTION
 from autograder.sandbox import StudentRaised, WorkerCrashed, WorkerTimeout, parse_reply
 from autograder.sandboxed import wire
 from autograder.sandboxed.worker import Child, default_dtype
@@ -34,6 +35,46 @@ GENERATOR_HINT = (
     "난수 생성기(torch.Generator)와 난수를 뽑는 텐서의 장치가 다릅니다. 채점기는 입력을 "
     "GPU(cuda:0)에 둔 것처럼 실행합니다: 생성기는 과제가 말하는 장치에 만들고 "
     "(예: torch.Generator(device=x.device)), 난수는 같은 장치에서 뽑으세요."
+)
+# runtime errors that name a common mistake: (pattern of the error, diagnosis in Korean)
+KNOWN_ERRORS = (
+    (
+        re.compile(r"cannot be converted to type c10::(Half|BFloat16) without overflow"),
+        "float16/bfloat16 로 나타낼 수 없는 값(-1e9, float32 의 최솟값 등)으로 채웠습니다: 채울 "
+        "값은 점수의 dtype 에 맞추세요 (torch.finfo(scores.dtype).min).",
+    ),
+    (
+        re.compile(r"view size is not compatible with input tensor's size and stride"),
+        "transpose 등으로 메모리 순서가 바뀐 텐서에 .view 를 썼습니다: .contiguous().view(...) "
+        "또는 .reshape(...) 를 쓰세요.",
+    ),
+    (
+        re.compile(r"cannot reshape tensor of 0 elements into shape .*-1"),
+        "원소가 0개인 텐서(예: 길이 T=0)에서 -1 로 크기를 추론하게 했습니다: 0개로는 -1 을 정할 "
+        "수 없으니 크기를 직접 계산해 넘기세요 (예: h * d_head).",
+    ),
+    (
+        re.compile(
+            r"expected scalar type \w+ but found \w+"
+            r"|expected (m1 and m2|both .*) to have the same dtype"
+        ),
+        "dtype 이 다른 텐서끼리 연산했습니다 (예: float32 누산기와 float16 입력의 행렬곱): 연산 "
+        "전에 한 dtype 으로 맞추고, 결과는 입력의 dtype 으로 돌려주세요.",
+    ),
+    (
+        re.compile(r"outer: Expected 1-D argument"),
+        "torch.outer 는 1차원 벡터만 받습니다: 배치 입력 (..., n) 에서는 unsqueeze 와 "
+        "브로드캐스팅으로 바깥곱을 만드세요.",
+    ),
+    (
+        re.compile(r"unsupported operand type\(s\) for .*'NoneType'"),
+        "None 인 인자로 연산했습니다: None 은 '주어지지 않음'이니 건너뛰세요.",
+    ),
+    (
+        re.compile(r"selected index k out of range"),
+        "k 가 마지막 차원의 크기보다 큽니다: torch.topk 에 넘기기 전에 k 를 그 크기 이하로 "
+        "줄이세요 (과제가 k 가 크면 어떻게 하라고 하는지 확인하세요).",
+    ),
 )
 # the worker's blocked operators raise this (worker.block_operators)
 FORBIDDEN_OP = re.compile(r"forbidden operator (aten::[\w.]+)")
@@ -301,7 +342,9 @@ class Student:
                 hint = "\n" + DEVICE_HINT
             elif GENERATOR_DEVICE.search(str(e)):
                 hint = "\n" + GENERATOR_HINT
-            raise CheckFailed(f"{what} 실행 중 오류: {e}{hint}{self._load_hint()}") from None
+            known = next((d for pattern, d in KNOWN_ERRORS if pattern.search(str(e))), None)
+            named = f"{what}: {MISCONCEPTION} {known}\n" if known else ""
+            raise CheckFailed(f"{named}{what} 실행 중 오류: {e}{hint}{self._load_hint()}") from None
 
     def _check_inputs(self, out, what, values):
         """Fail when the call changed an input in place: seen by the judge in the shared

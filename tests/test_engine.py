@@ -24,6 +24,7 @@ from autograder import sandbox as sbx
 from autograder.checking import CheckFailed, assert_close, expect_tensor
 from autograder.engine import Engine
 from autograder.judge import Grading, SandboxBackend, StudentCrashed, StudentTimeout
+from autograder.report import MISCONCEPTION
 from autograder.sandboxed import wire
 from autograder.seeds import new_run_seed
 
@@ -561,6 +562,19 @@ def test_crash_message_names_call_shapes_and_line(sandbox):
     _, err = run_call(sandbox, [code], "f", torch.ones(2, 3), dim=1)
     msg = str(err)
     assert "f((2, 3) float32, dim=1)" in msg and "셀 1, 3행" in msg and "y.view(7)" in msg
+
+
+def test_a_runtime_error_of_a_common_mistake_is_named_first(sandbox):
+    """A crash whose error a common mistake causes (judge.KNOWN_ERRORS) starts with that
+    mistake's diagnosis; the error and its line follow. Another error is shown as it is."""
+    code = "def fill(s, keep):\n    return s.masked_fill(~keep, -1e9)\n"
+    scores, keep = torch.zeros(2, dtype=torch.float16), torch.tensor([True, False])
+    _, err = run_call(sandbox, [code], "fill", scores, keep)
+    first, rest = str(err).split("\n", 1)
+    assert first.startswith("fill((2,) float16, (2,) bool): " + MISCONCEPTION)
+    assert "torch.finfo(scores.dtype).min" in first and "-1e9" in rest and "셀 1, 2행" in rest
+    _, err = run_call(sandbox, ["def f(x):\n    return x.view(7)\n"], "f", torch.ones(2, 3))
+    assert MISCONCEPTION not in str(err) and "실행 중 오류" in str(err).split("\n")[0]
 
 
 def test_in_place_change_and_default_device_fail(sandbox):

@@ -72,8 +72,16 @@ def normalized_exp(z, dim):
     return e / e.sum(dim=dim, keepdim=True)
 
 
+def guarded_exp(z, dim):
+    """exp(z) / sum(exp(z)) along ``dim``, rows whose sum is 0 left at 0."""
+    e = torch.exp(z)
+    s = e.sum(dim=dim, keepdim=True)
+    return torch.where(s > 0, e / s, torch.zeros_like(e))
+
+
 def softmax_misconceptions(x, dim=-1, temperature=1.0):
     t, last = float(temperature), dim in (-1, x.dim() - 1)
+    no_inf = torch.where(torch.isneginf(x), -1e9, x.double()) / t  # float64: -1e9 fits
     return {
         "temperature 를 곱했습니다. 로짓을 temperature 로 나눈 뒤 소프트맥스를 적용합니다 "
         "(softmax(x / temperature)): temperature 가 작을수록 분포가 뾰족해집니다": lambda: (
@@ -88,6 +96,14 @@ def softmax_misconceptions(x, dim=-1, temperature=1.0):
         "모든 원소가 -inf 인 행이 NaN 이 되었습니다 (0/0). 그런 행은 확률이 모두 0 인 행으로 "
         "돌려주세요: 최댓값이 -inf 이면 0 을 빼고, 합이 0 인 행은 나누지 말고 0 으로 둡니다": (
             lambda: normalized_exp(x / t - (x / t).amax(dim=dim, keepdim=True), dim)
+        ),
+        "최댓값을 dim 을 따라가 아니라 텐서 전체에서 하나만 구해 뺐습니다: 최댓값이 훨씬 작은 "
+        "행은 exp 가 모두 0 으로 언더플로합니다. 최댓값은 dim 을 따라 구하세요 (keepdim=True)": (
+            lambda: None if torch.isneginf(x).any() else guarded_exp(x / t - (x / t).max(), dim)
+        ),
+        "-inf 를 -1e9 같은 큰 음수로 바꾸었습니다: 모든 원소가 -inf 인 행이 0 이 아니라 균등분포가 "
+        "됩니다. -inf 는 그대로 두고, 최댓값이 -inf 인 행은 확률이 모두 0 인 행으로 돌려주세요": (
+            lambda: normalized_exp(no_inf - no_inf.amax(dim=dim, keepdim=True), dim).to(x.dtype)
         ),
         "최댓값을 빼지 않고 exp 를 계산했습니다: 로짓이 크면 exp 가 inf 로 넘쳐(오버플로) 결과가 "
         "NaN 이 됩니다. exp 전에 dim 을 따라 최댓값을 빼세요": lambda: (
@@ -111,6 +127,10 @@ def log_softmax_misconceptions(x, dim=-1):
         ),
         "dim 인자를 쓰지 않고 늘 마지막 차원으로 계산했습니다": lambda: (
             None if last else ref.log_softmax(x, dim=-1)
+        ),
+        "float64 입력을 float32 로 바꾸어 계산했습니다: 입력의 dtype 그대로 계산하세요 (정밀도를 "
+        "잃지 않도록)": lambda: (
+            None if x.dtype != torch.float64 else ref.log_softmax(x.float(), dim=dim).double()
         ),
     }
 
