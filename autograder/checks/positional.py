@@ -337,6 +337,7 @@ ROPE = {
 
 
 @pytest.mark.forbid(*ROPE_FORBID)
+@pytest.mark.spec(builds_on_device=True)  # the notebook: new tensors on the input's device directly
 @pytest.mark.parametrize("case", list(ROPE))
 def test_apply_rope(student, rng, device, case):
     ROPE[case](student, rng, device, case)
