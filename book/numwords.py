@@ -16,9 +16,10 @@ student bundle ships it next to the chapter notebooks).
 Split: a fixed random TEST_FRACTION of all numbers 0..MAX_N is held out (split_numbers); training
 batches are drawn only from the rest, so every test number is unseen.
 
-Weight cache (chapters run as separate notebooks): chapter 8 trains with `train(config)` and saves
-the weights with `save(...)` to _build/numwords/<key>.pt, where <key> hashes the Config, the torch
-version and the source of this file. Chapter 9 calls `load_or_train(config)`:
+Weight cache (chapters run as separate notebooks): chapter 8 trains with the loop written out on
+the page (the loop of `train` below, with the page's own length_weights and lr_at, checked against
+these) and saves the weights with `save(...)` to _build/numwords/<key>.pt, where <key> hashes the
+Config, the torch version and the source of this file. Chapter 9 calls `load_or_train(config)`:
 it loads that file when chapter 8 wrote it for the same key and trains (same seed, same result)
 otherwise. Training is deterministic for a given machine, torch version and thread count.
 """
@@ -315,20 +316,6 @@ def conditioned(model, src):
 def start_tokens(batch_size):
     """(B, 1) column of <s>: the decoder's prompt."""
     return torch.full((batch_size, 1), BOS, dtype=torch.long)
-
-
-@torch.no_grad()
-def predict(model, words, max_new_tokens=MAX_NEW_TOKENS, batch_size=2048):
-    """Greedy (argmax) reading of a list of number words -> list of digit strings. Every row runs
-    max_new_tokens steps; decode_target stops at the first </s>, so what follows it is unread."""
-    out = []
-    for i in range(0, len(words), batch_size):
-        src = encode_source(words[i : i + batch_size])
-        lm, ids = conditioned(model, src), start_tokens(len(src))
-        while ids.shape[1] <= max_new_tokens:  # <s> and max_new_tokens new tokens
-            ids = torch.cat((ids, lm(ids)[:, -1].argmax(dim=-1, keepdim=True)), dim=1)
-        out += [decode_target(row) for row in ids]
-    return out
 
 
 def exact_match(predictions, numbers):
