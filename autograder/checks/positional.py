@@ -136,6 +136,7 @@ SINUSOIDAL = {
     "base=100": sinusoidal_values(20, 12, base=100.0),
     "device=None, dtype=None": sinusoidal_defaults,
     "홀수 d_model -> ValueError": sinusoidal_odd,
+    "T=0 (빈 표)": sinusoidal_values(0, 8),
     "float64, T=500": sinusoidal_values(500, 64, dtype=F64),
     "float16, T=3000 (위치 > 2048)": sinusoidal_values(3000, 32, dtype=F16),
     "bfloat16, T=600 (위치 > 256)": sinusoidal_values(600, 16, dtype=BF16),

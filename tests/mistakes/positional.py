@@ -941,6 +941,10 @@ MISTAKES += [
 
 # gaps closed since (apply_rope's check now applies the notebook's rule that new tensors are made
 # on the input's device directly: the simulated GPU reports a CPU tensor moved there): graded now
-CLOSED = {"rope_frequencies_on_default_device"}
-MISTAKES += [dict(m, says="CPU에 만든 뒤") for m in OPEN if m["name"] in CLOSED]
+# and the sinusoidal table of T = 0 (named in the spec now: "(0, d_model) 의 빈 표"): graded now
+CLOSED = {
+    "rope_frequencies_on_default_device": "CPU에 만든 뒤",
+    "sinusoidal_view_fails_for_zero_length": "원소가 0개인 텐서",
+}
+MISTAKES += [dict(m, says=CLOSED[m["name"]]) for m in OPEN if m["name"] in CLOSED]
 OPEN = [m for m in OPEN if m["name"] not in CLOSED]
