@@ -57,7 +57,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=Fal
         raise ValueError(f"q and k need the same last dim, got {q.shape[-1]} and {k.shape[-1]}")
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(f"k and v need the same length S, got {k.shape[-2]} and {v.shape[-2]}")
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T, S)
+    # scaled before the product: q k^T alone can exceed float16's range when d_k is large
+    scores = (q / math.sqrt(q.shape[-1])) @ k.transpose(-2, -1)  # (..., T, S)
     weights = masked_softmax(scores, mask)
     weights = attention_dropout(weights, dropout_p, training=training, generator=generator)
     return weights @ v, weights

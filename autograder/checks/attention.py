@@ -112,6 +112,10 @@ def sdpa_misconceptions(q, k, v, mask=None):
         return out(w.masked_fill(~keep, 0.0) if keep is not None and zero_blocked else w)
 
     known = {
+        "q @ kᵀ 를 먼저 계산한 뒤 √d_k 로 나누었습니다: float16 에서 d_k 가 크면 곱 자체가 "
+        "float16 의 최댓값(약 65504)을 넘어 inf 가 되고, 가중치가 NaN 이 됩니다. 곱하기 전에 q "
+        "(또는 k) 를 √d_k 로 나누세요 (F.scaled_dot_product_attention 도 곱하기 전에 배율을 "
+        "곱합니다)": lambda: None if dot.isfinite().all() else attend(),
         "점수를 √d_k 로 나누지 않았습니다: 스케일드 닷-프로덕트 어텐션은 softmax(q @ kᵀ / √d_k) "
         "입니다": lambda: attend(dot),
         "점수를 √d_k 가 아니라 d_k 로 나누었습니다: 제곱근(math.sqrt(d_k))으로 나누세요": lambda: (
@@ -236,6 +240,20 @@ def edge_of_range(rng, lead, T, S, d_v, dtype, d, sign=-1.0):
     return q.to(d, dtype).contiguous(), k.to(d, dtype).contiguous(), v
 
 
+def product_overflow(rng, lead, T, S, d_v, d, d_k=1024):
+    """float16 q, k with d_k = 1024 whose products q·k (|a_t b_s| d_k, 69 000 to 133 000) exceed
+    float16's largest value while the scaled scores (a_t b_s √d_k, at most 4 200) fit: rows
+    q_t = a_t u and k_s = b_s u for one ±1 vector u, |a_t| in [9, 10), b_s in [7.5, 13), so
+    that a row's scaled scores are 50 or more apart (one-hot weights, whatever the rounding)."""
+    u = signs(rng, d_k)
+    a = (9.0 + spread(rng, T, 0.0, 1.0)) * signs(rng, T)
+    b = spread(rng, S, 7.5, 13.0)
+    q, k = a[:, None] * u, b[:, None] * u
+    v = randn(rng, *lead, S, d_v, dtype=F16, device=d)
+    q, k = q.expand(*lead, T, d_k), k.expand(*lead, S, d_k)
+    return q.to(d, F16).contiguous(), k.to(d, F16).contiguous(), v
+
+
 SDPA = {
     "(T, d) 배치 차원 없음, T=S": lambda rng, d: qkv(rng, (), 6, 6, 8, 8, d=d),
     "(B, T, d), T != S, d_k != d_v": lambda rng, d: qkv(rng, (3,), 4, 7, 8, 5, d=d),
@@ -250,6 +268,9 @@ SDPA = {
     "float16, T != S": lambda rng, d: qkv(rng, (2, 2), 5, 7, 16, 8, dtype=F16, d=d),
     "bfloat16, d_k != d_v": lambda rng, d: qkv(rng, (2, 2), 5, 5, 16, 4, dtype=BF16, d=d),
     "점수~-max(float16), d_k=1": lambda rng, d: edge_of_range(rng, (2,), 4, 5, 3, F16, d),
+    "float16, d_k=1024: q·kᵀ 는 float16 범위 밖, 나눈 점수는 안": lambda rng, d: product_overflow(
+        rng, (2,), 4, 5, 3, d
+    ),
 }
 
 
