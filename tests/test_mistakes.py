@@ -13,6 +13,7 @@ the batch command uses (judge processes, bubblewrap sandboxes, the hidden pytest
 import copy
 import importlib.util
 import os
+import zlib
 from pathlib import Path
 
 import pytest
@@ -54,9 +55,18 @@ def with_cell(nb, grade_id, source):
 # run seeds: the first decides the tests below; all must give the same per-item verdicts. A
 # mistake that only some inputs reveal gets a hand-built case that reveals it on every seed
 # (e.g. decoding's "EOS ranked second"), so make test grades under two seeds to stay within its
-# time; MISTAKES_SEEDS=5 grades under seeds 1-5 (about 6 min a seed on 2 cores), and
-# tests/grade_mistakes.py and tests/grade_open.py grade one assignment under any seed
+# time, the second one a third of the notebooks; MISTAKES_SEEDS=5 MISTAKES_RESEED_EVERY=1 grades
+# every notebook under seeds 1-5 (about 6 min a seed on 2 cores), and tests/grade_mistakes.py
+# and tests/grade_open.py grade one assignment under any seed
 SEEDS = tuple(range(1, 1 + max(2, int(os.environ.get("MISTAKES_SEEDS", "2")))))
+# the later seeds grade one notebook in RESEED_EVERY (a fixed choice, by a hash of the name) and
+# the controls: make test's time; MISTAKES_RESEED_EVERY=1 regrades every notebook under each seed
+RESEED_EVERY = max(1, int(os.environ.get("MISTAKES_RESEED_EVERY", "3")))
+
+
+def regraded(key):
+    """True for the notebooks the later run seeds grade again (see RESEED_EVERY)."""
+    return key[1] in ("source", "release") or zlib.crc32("/".join(key).encode()) % RESEED_EVERY == 0
 
 
 def notebooks(redteam=False):
@@ -103,18 +113,17 @@ def redteam_notebooks():
 
 @pytest.fixture(scope="module")
 def graded_under():
-    """graded_under(run_seed) -> {(assignment, name): Report}: every notebook graded at once
-    (in parallel) by an engine with that run seed, the first time it is asked for."""
+    """graded_under(run_seed) -> {(assignment, name): Report}: the notebooks graded at once (in
+    parallel) by an engine with that run seed, the first time it is asked for: every notebook
+    under the first seed, those that ``regraded`` picks under the others."""
     todo, done = notebooks(redteam=True), {}
 
     def get(seed):
         if seed not in done:
             engine = Engine(jobs=2, assignments=list(SUITES), run_seed=seed)
+            keys = [key for key in todo if seed == SEEDS[0] or regraded(key)]
             try:
-                futures = {
-                    key: engine.submit_notebook(key[0], template, nb)[0]
-                    for key, (template, nb) in todo.items()
-                }
+                futures = {key: engine.submit_notebook(key[0], *todo[key])[0] for key in keys}
                 done[seed] = {key: f.result() for key, f in futures.items()}
             finally:
                 engine.close()
@@ -179,12 +188,15 @@ def test_correct_variant_keeps_full_marks(graded, assignment, variant):
 
 
 def test_verdicts_do_not_depend_on_the_run_seed(graded_under):
-    """Every notebook (mistakes, controls, red-team attacks and their honest controls) gets the
+    """The notebooks (mistakes, controls, red-team attacks and their honest controls) get the
     same per-item verdicts under each run seed of SEEDS: a check that catches a mistake only for
-    some inputs must draw enough of them to catch it every time."""
+    some inputs must draw enough of them to catch it every time. Compared: the notebooks the
+    later seeds regrade (``regraded``: a third of them, all with MISTAKES_RESEED_EVERY=1)."""
     runs = [graded_under(seed) for seed in SEEDS]
+    compared = list(runs[-1])
+    assert len(compared) > len(runs[0]) // (RESEED_EVERY + 1), len(compared)
     unstable = {}
-    for key in runs[0]:
+    for key in compared:
         seen = [{gid: v.passed for gid, v in run[key].verdicts.items()} for run in runs]
         if any(s != seen[0] for s in seen):
             unstable["/".join(key)] = {
