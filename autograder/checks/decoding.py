@@ -492,7 +492,7 @@ GREEDY = {
         (table(rng, 8, device=d), ids(rng, 8, 3, 4, device=d), 9),
         {},
     ),
-    "table (V, V, V): 마지막 두 토큰": lambda rng, d: (
+    "table (vocab_size, vocab_size, vocab_size): 마지막 두 토큰": lambda rng, d: (
         (table(rng, 7, order=2, device=d), ids(rng, 7, 2, 3, device=d), 8),
         {},
     ),
@@ -535,11 +535,11 @@ def tied_at_kth(rng, rows, V, k, device):
 
 TOP_K = {
     "k번째 값과 동점인 토큰은 남김": lambda rng, d: (tied_at_kth(rng, 5, 10, 3, d), 3),
-    "k > V": lambda rng, d: (randn(rng, 3, 6, device=d), 9),
-    "k = V": lambda rng, d: (randn(rng, 3, 6, device=d), 6),
+    "k > vocab_size": lambda rng, d: (randn(rng, 3, 6, device=d), 9),
+    "k = vocab_size": lambda rng, d: (randn(rng, 3, 6, device=d), 6),
     "k = 1": lambda rng, d: (randn(rng, 4, 11, scale=3.0, device=d), 1),
-    "(B, V), k = 5": lambda rng, d: (randn(rng, 6, 20, scale=2.0, device=d), 5),
-    "1차원 로짓 (V,)": lambda rng, d: (randn(rng, 12, dtype=F64, device=d), 4),
+    "(B, vocab_size), k = 5": lambda rng, d: (randn(rng, 6, 20, scale=2.0, device=d), 5),
+    "1차원 로짓 (vocab_size,)": lambda rng, d: (randn(rng, 12, dtype=F64, device=d), 4),
     "-inf 원소, k > 유한한 값의 개수": lambda rng, d: (
         with_neg_inf(randn(rng, 4, 8, device=d), rng),
         7,
@@ -623,11 +623,11 @@ TOP_P = {
     "p = 1이면 모두 남김": lambda rng, d: (randn(rng, 3, 7, device=d), 1.0),
     "아주 작은 p는 argmax만 남김": lambda rng, d: (randn(rng, 4, 9, device=d), 1e-4),
     "로짓~1000": lambda rng, d: (randn(rng, 3, 10, scale=1000.0, device=d), 0.9),
-    "(B, V) float32": lambda rng, d: nucleus_case(rng, (3, 12), 2.0, F32, d, 1e-3),
+    "(B, vocab_size) float32": lambda rng, d: nucleus_case(rng, (3, 12), 2.0, F32, d, 1e-3),
     "로짓이 모두 ~100 (float32에서 exp 오버플로)": lambda rng, d: nucleus_case(
         rng, (2, 10), 1.0, F32, d, 1e-3, shift=100.0, several=True
     ),
-    "1차원 로짓 (V,), float64": lambda rng, d: nucleus_case(rng, (15,), 1.5, F64, d, 1e-3),
+    "1차원 로짓 (vocab_size,), float64": lambda rng, d: nucleus_case(rng, (15,), 1.5, F64, d, 1e-3),
     "-inf 원소": lambda rng, d: (
         with_neg_inf(torch.tensor([[2.0, 1.0, 0.5, 0.2, 0.0, -1.0]] * 3, device=d), rng),
         0.75,
@@ -749,8 +749,8 @@ def test_no_repeat_ngram(student, rng, device, case):
 SAMPLING_HINT = (
     "\n같은 seed 에서 참조 구현과 다른 토큰을 뽑았습니다. 순서(반복 페널티 → n-그램 금지 → 온도 → "
     "top-k → top-p → 소프트맥스)와, 함수 시작에서 make_generator(seed, idx.device) 로 생성기를 "
-    "한 번만 만들고 스텝마다 torch.multinomial(probs, num_samples=1, generator=gen) 을 (B, V) "
-    "전체에 한 번 부르는지 확인하세요."
+    "한 번만 만들고 스텝마다 torch.multinomial(probs, num_samples=1, generator=gen) 을 "
+    "(B, vocab_size) 전체에 한 번 부르는지 확인하세요."
 )
 
 
@@ -858,7 +858,7 @@ SAMPLING = {
         8,
         {"temperature": 0, "repetition_penalty": 1.2},
     ),
-    "모든 옵션, table (V, V, V)": lambda rng, d: (
+    "모든 옵션, table (vocab_size, vocab_size, vocab_size)": lambda rng, d: (
         table(rng, 12, order=2, device=d),
         ids(rng, 12, 3, 3, device=d),
         12,
@@ -927,7 +927,7 @@ BEAM = {
         (*beam_random(rng, d), 3, 6),
         {"eos_id": 0, "length_penalty": 0.6},
     ),
-    "eos, alpha=1.0, 빔 크기 2, table (V, V, V)": lambda rng, d: (
+    "eos, alpha=1.0, 빔 크기 2, table (vocab_size, vocab_size, vocab_size)": lambda rng, d: (
         (*beam_random(rng, d, V=5, order=2, eos=4), 2, 7),
         {"eos_id": 4, "length_penalty": 1.0},
     ),
