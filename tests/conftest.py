@@ -133,7 +133,9 @@ BOOK_MODULES = {
     "test_release",
     "test_student_env",
 }
-LONGEST_FIRST = ("test_mistakes", "test_redteam", "book")
+# the book group first: it runs on one worker, one test after another, while the gradings of
+# test_mistakes and test_redteam (two judges each) can share the other worker and the cores
+LONGEST_FIRST = ("book", "test_mistakes", "test_redteam")
 
 
 def group(module):
