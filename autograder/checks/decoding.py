@@ -293,7 +293,8 @@ def beam_variant(table, idx, beam_size, max_new_tokens, eos_id, alpha, **mistake
     """Beam search (as the reference, without its early stop) with one known mistake: alpha=0
     (no length penalty), offset (added to |Y| in lp), width (candidates per step: width *
     beam_size, not 2), any_rank (EOS candidates finish outside the top beam_size), first (the
-    first finished hypothesis returned), raw_final (final beams compared by their sums)."""
+    first finished hypothesis returned), raw_final (final beams compared by their sums),
+    final_wins_tie (a final beam that ties the best finished hypothesis replaces it)."""
     if max_new_tokens <= 0:
         return idx, 0.0
     offset, width = mistake.get("offset", 0), mistake.get("width", 2)
@@ -323,7 +324,9 @@ def beam_variant(table, idx, beam_size, max_new_tokens, eos_id, alpha, **mistake
         beams, sums = torch.stack(rows), torch.tensor(new_sums, dtype=F64, device=idx.device)
     final = sums if mistake.get("raw_final") else sums / lp(max_new_tokens)
     i = int(final.argmax())
-    if float(final[i]) > best_score:
+    if float(final[i]) > best_score or (
+        mistake.get("final_wins_tie") and float(final[i]) == best_score
+    ):
         best, best_score = beams[i], float(final[i])
     return best.unsqueeze(0), best_score
 
@@ -366,6 +369,10 @@ def beam_misconceptions(table, idx, beam_size, max_new_tokens, eos_id=None, leng
         "점수가 가장 높은 것을 고르세요": first,
         "길이 페널티의 |Y| 에 프롬프트 길이까지 넣었습니다. |Y| 는 생성한 토큰 수(EOS 포함)"
         "입니다": lambda: beam_variant(*args, alpha, offset=idx.shape[1]) if alpha != 0 else None,
+        "점수가 같을 때 마지막 스텝의 살아 있는 빔을 골랐습니다. 점수가 같으면 먼저 찾은 가설, "
+        "곧 그보다 앞서 끝난(EOS) 가설을 돌려주세요 (비교는 >= 가 아니라 >)": lambda: (
+            beam_variant(*args, alpha, final_wins_tie=True) if eos is not None else None
+        ),
         "상위 beam_size 밖의 EOS 후보까지 끝난 가설로 받았습니다. EOS 로 끝나는 후보는 그 스텝의 "
         "상위 beam_size 안에 들 때만 끝난 가설이 됩니다": lambda: (
             beam_variant(*args, alpha, any_rank=True) if eos is not None else None
@@ -456,6 +463,15 @@ def eos_in_top_two_table(device):
         {4: 0.95},
         {0: 0.95},
     ]
+    return rows_table(rows, device)
+
+
+def finished_ties_final_table(device):
+    """Prompt [3], eos 0, beam 2, two steps: [3, 1] leads after step 1 ([3, 2] second, EOS
+    ranks last), and row 1 gives EOS and token 2 the same logit, so the finished [3, 1, 0] and
+    the final beam [3, 1, 2] get bit-equal scores (log 0.6 + log 0.4, the same two numbers added
+    whatever the implementation). The spec breaks the tie for the one found first: [3, 1, 0]."""
+    rows = [{}, {0: 0.4, 2: 0.4}, {3: 0.5}, {1: 0.6, 2: 0.3}]
     return rows_table(rows, device)
 
 
@@ -957,6 +973,10 @@ BEAM = {
     ),
     "빔 크기 2: 스텝 1에서 EOS가 1위, 살아 있는 빔은 2위와 3위": lambda rng, d: (
         (eos_in_top_two_table(d), torch.tensor([[1]], device=d), 2, 3),
+        {"eos_id": 0, "length_penalty": 1.0},
+    ),
+    "동점: 완성된 가설이 마지막 빔보다 먼저 찾은 것 (빔 크기 2)": lambda rng, d: (
+        (finished_ties_final_table(d), torch.tensor([[3]], device=d), 2, 2),
         {"eos_id": 0, "length_penalty": 1.0},
     ),
     "max_new_tokens=0": lambda rng, d: ((*beam_random(rng, d, V=4), 2, 0), {"eos_id": 0}),

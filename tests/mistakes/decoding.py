@@ -969,7 +969,7 @@ MISTAKES += [
         "beam_search",
         _fix(_BEAM, "if float(final[i]) > best_score:", "if float(final[i]) >= best_score:"),
         [BEAM],
-        "beam_search",
+        "점수가 같을 때",
     ),
     _entry(
         "beam_new_token_on_cpu",
@@ -1041,14 +1041,7 @@ MISTAKES += [
 
 # Graded full marks although they break the spec (the grader's gaps, kept out of MISTAKES): the
 # why says what the grader did.
-_OPEN_WHY = {
-    "beam_tie_prefers_live_beam": (
-        "full marks: no graded tie between a finished hypothesis and a final beam. An exact tie"
-        " needs bit-equal summed log-probs (e.g. logits 1000 vs -1000); a correct solution that"
-        " takes log(softmax) instead of log_softmax may round differently and break the tie the"
-        " other way, so such a case would cost correct code points"
-    ),
-}
+_OPEN_WHY = {}  # beam_tie_prefers_live_beam was one: a graded tie (bit-equal scores) since
 OPEN = [dict(m, why=_OPEN_WHY[m["name"]]) for m in MISTAKES if m["name"] in _OPEN_WHY]
 MISTAKES = [m for m in MISTAKES if m["name"] not in _OPEN_WHY]
 
