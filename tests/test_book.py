@@ -163,12 +163,10 @@ def test_execution_statistics_page_lists_chapters(built_book):
 
 
 # Guards against a gross regression (a cell that trains for minutes), not timings: on these shared
-# 2-core machines a page's time varies by a third from run to run (the kernel start alone is ~10 s).
-# A cold build takes about 190 s, chapter 8 about 70 s (40 s of training). Each limit is twice that.
-# Wall-clock ceilings with room for a loaded machine (make test builds the book while two judges
-# grade beside it): on an idle 2-core machine the pages took 172 s in all, 08_models 66 s, the
-# others 25 s or less, and a cold `make book` 206 s. A ceiling catches a page grown several times
-# slower, not noise.
+# 2-core machines a page's time varies by a third from run to run (the kernel start alone is ~10 s),
+# and make test builds the book while two judges grade beside it. On an idle machine the pages took
+# 172 s in all, 08_models 66 s, the others 25 s or less (a cold `make book` 206 s); each ceiling is
+# several times that.
 PAGE_SECONDS = {"08_models": 240}
 
 

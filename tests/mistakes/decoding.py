@@ -1039,11 +1039,9 @@ MISTAKES += [
     ),
 ]
 
-# Graded full marks although they break the spec (the grader's gaps, kept out of MISTAKES): the
-# why says what the grader did.
-_OPEN_WHY = {}  # beam_tie_prefers_live_beam was one: a graded tie (bit-equal scores) since
-OPEN = [dict(m, why=_OPEN_WHY[m["name"]]) for m in MISTAKES if m["name"] in _OPEN_WHY]
-MISTAKES = [m for m in MISTAKES if m["name"] not in _OPEN_WHY]
+# Graded full marks although they break the spec (the grader's gaps, kept out of MISTAKES, each
+# with a why): none now (beam_tie_prefers_live_beam was one until ties were graded)
+OPEN = []
 
 # Correct solutions written another way: each must keep full marks.
 CORRECT = [

@@ -939,9 +939,9 @@ MISTAKES += [
     },
 ]
 
-# gaps closed since (apply_rope's check now applies the notebook's rule that new tensors are made
-# on the input's device directly: the simulated GPU reports a CPU tensor moved there): graded now
-# and the sinusoidal table of T = 0 (named in the spec now: "(0, d_model) 의 빈 표"): graded now
+# gaps closed since, graded now: apply_rope's check applies the notebook's rule that new tensors
+# are made on the input's device directly (the simulated GPU reports a CPU tensor moved there), and
+# the spec names the sinusoidal table of T = 0 ("(0, d_model) 의 빈 표"); name -> says
 CLOSED = {
     "rope_frequencies_on_default_device": "CPU에 만든 뒤",
     "sinusoidal_view_fails_for_zero_length": "원소가 0개인 텐서",
