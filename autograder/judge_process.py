@@ -30,6 +30,7 @@ class JudgeLoop:
         self.run_seed = run_seed
         self.errors = []  # collection errors (logged by the engine, never shown to students)
         self.items = {}  # (assignment, test function) -> [items]
+        self.sibling = {}  # item -> another item of its module (see grade)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item, call):
@@ -59,6 +60,12 @@ class JudgeLoop:
             if "student" in item.fixturenames and not skipped(item):
                 key = (assignment_of(item), item.originalname)
                 self.items.setdefault(key, []).append(item)
+        by_module = {}
+        for item in session.items:
+            by_module.setdefault(item.module, []).append(item)
+        for items in by_module.values():
+            for n, item in enumerate(items):
+                self.sibling[item] = items[(n + 1) % len(items)] if len(items) > 1 else None
         gc.collect()  # the checks, pytest and torch are loaded for good: later collections
         gc.freeze()  # need not walk them again
         self.send({"op": "ready", "errors": self.errors})
@@ -72,7 +79,7 @@ class JudgeLoop:
                 continue
             if job.get("op") != "grade":
                 return True
-            report = self.grade(session.config, job)
+            report = self.grade(session, job)
             self.send({"op": "report", "id": job["id"], "report": report.to_data()})
 
     def set_limits(self, values):
@@ -90,7 +97,7 @@ class JudgeLoop:
         self.file.write(json.dumps(message).encode() + b"\n")
         self.file.flush()
 
-    def grade(self, config, job):
+    def grade(self, session, job):
         from _pytest.runner import runtestprotocol
 
         from autograder.judge import Grading, SandboxBackend
@@ -98,6 +105,7 @@ class JudgeLoop:
         from autograder.report import Report, Verdict
         from autograder.seeds import submission_seed
 
+        config = session.config
         t0 = time.monotonic()
         backend = SandboxBackend(self.sandbox)
         seed = submission_seed(self.run_seed, job["assignment"], job["cells"])
@@ -115,7 +123,10 @@ class JudgeLoop:
                     continue
                 outcome, message = "passed", ""
                 for item in items:  # a test cell passes when every item of its function does
-                    reports = runtestprotocol(item, nextitem=None, log=False)
+                    # the function's fixtures end with the item; the session and the check
+                    # module stay set up until the job ends (a sibling of the same module as
+                    # nextitem), which saves their set-up and teardown on every item
+                    reports = runtestprotocol(item, nextitem=self.sibling[item], log=False)
                     if any(r.failed for r in reports):
                         default = ("grader-error", "채점 오류 (grader error)")
                         outcome, message = item.stash.get(RESULT, default)
@@ -130,6 +141,7 @@ class JudgeLoop:
             public_failed = {g: r for g, r in results.items() if r[0] != "passed"}
             charge_public_failures(report, public, public_failed, used, grading.facts.dependencies)
         finally:
+            session._setupstate.teardown_exact(None)  # pytest's own end of a run
             grading.end_function()
             del config.stash[GRADING]
         report.problems = grading.problems()
