@@ -152,6 +152,119 @@ def test_given_helper_is_answered_by_the_judge_forward_and_backward(sandbox):
         grading.end_function()
 
 
+class _FF(torch.nn.Module):
+    """The judge's reference of a given module class in the test below (names as a notebook's
+    FeedForward: linear1, dropout, linear2)."""
+
+    def __init__(self, d, d_ff, p):
+        super().__init__()
+        self.linear1, self.linear2 = torch.nn.Linear(d, d_ff), torch.nn.Linear(d_ff, d)
+        self.dropout = torch.nn.Dropout(p)
+
+    def forward(self, x):
+        return self.linear2(self.dropout(torch.nn.functional.gelu(self.linear1(x))))
+
+
+def test_given_module_is_answered_by_the_judge_with_its_state_and_random_draws(sandbox, device):
+    """Module classes taken as given: the student's LayerNorm (unbiased variance) and FF (ReLU,
+    dropout in the wrong place, other parameter names) are built as the judge's reference
+    modules, whose parameters the student's Block owns (state_dict, load_state_dict,
+    gradients) and whose forward the judge computes, dropout included: in train() the Block
+    draws the same masks as the same Block made of the reference modules, under the same
+    seed (on a GPU: the CUDA generator's draws, answered by the judge on the GPU); a correct Block
+    built from wrong parts passes."""
+    cells = [
+        "class Norm(nn.Module):\n"
+        "    def __init__(self, d, eps=1e-5):\n"
+        "        super().__init__()\n"
+        "        self.g, self.eps = nn.Parameter(torch.ones(d)), eps\n"
+        "    def forward(self, x):\n"
+        "        v = x.var(-1, keepdim=True)\n"
+        "        return (x - x.mean(-1, keepdim=True)) / (v + self.eps).sqrt()\n"
+        "class FF(nn.Module):\n"
+        "    def __init__(self, d, d_ff, p):\n"
+        "        super().__init__()\n"
+        "        self.a, self.b = nn.Linear(d, d_ff), nn.Linear(d_ff, d)\n"
+        "        self.drop = nn.Dropout(p)\n"
+        "    def forward(self, x):\n"
+        "        return self.drop(self.b(torch.relu(self.a(x))))\n"
+        "class Block(nn.Module):\n"
+        "    def __init__(self, d, p):\n"
+        "        super().__init__()\n"
+        "        self.norm = Norm(d, eps=0.1)\n"
+        "        self.ffn = FF(d, 3 * d, p)\n"
+        "        self.drop = nn.Dropout(p)\n"
+        "    def forward(self, x):\n"
+        "        return x + self.drop(self.ffn(self.norm(x))) * 2\n"
+    ]
+    given = {"Norm": torch.nn.LayerNorm, "FF": _FF}
+
+    class Block(torch.nn.Module):  # the same Block made of the reference modules
+        def __init__(self, d, p):
+            super().__init__()
+            self.norm, self.ffn = torch.nn.LayerNorm(d, eps=0.1), _FF(d, 3 * d, p)
+            self.drop = torch.nn.Dropout(p)
+
+        def forward(self, x):
+            return x + self.drop(self.ffn(self.norm(x))) * 2
+
+    torch.manual_seed(3)
+    reference = Block(4, 0.5)
+    for p in reference.parameters():
+        torch.nn.init.normal_(p)
+    reference.to(device)
+    state = {k: v.detach().clone() for k, v in reference.state_dict().items()}
+    x = torch.randn(2, 5, 4, device=device)
+    grading = Grading(SandboxBackend(sandbox), cells, 7, cells)
+    try:
+        s = grading.student("t", device, given=given)
+        for train in (False, True):
+            out = s.module(
+                "Block",
+                dict(d=4, p=0.5),
+                state_dict=state,
+                inputs=[x],
+                train=train,
+                grad=True,
+                forward_seed=11,
+            )
+            assert set(out["state"]) == set(state)  # the reference modules' names
+            reference.train(train)
+            xg = x.clone().requires_grad_(True)
+            torch.manual_seed(11)
+            expected = reference(xg)
+            reference.zero_grad()
+            expected.sum().backward()
+            torch.testing.assert_close(out["output"].cpu(), expected.detach().cpu())
+            torch.testing.assert_close(out["grads"]["input0"].cpu(), xg.grad.cpu())
+            for name, p in reference.named_parameters():
+                torch.testing.assert_close(out["grads"][name].cpu(), p.grad.cpu(), msg=name)
+        eval_out = reference.eval()(x).detach().cpu()
+        assert not torch.equal(out["output"].cpu(), eval_out)  # train() dropped something
+    finally:
+        grading.end_function()
+
+
+def test_given_module_too_large_for_the_judge_is_the_students_own(sandbox):
+    """The judge builds a given module only up to GIVEN_MODULE_ELEMENTS values (sizes are the
+    student's arguments): a larger one is refused, and the student's own class is built."""
+    cells = [
+        "class Huge(nn.Module):\n"
+        "    def __init__(self, n, m):\n"
+        "        super().__init__()\n"
+        "        self.mine = True\n"
+        "def own(n):\n"
+        "    return hasattr(Huge(n, n), 'mine')\n"
+    ]
+    grading = Grading(SandboxBackend(sandbox), cells, 7, cells)
+    try:
+        s = grading.student("t", torch.device("cpu"), given={"Huge": torch.nn.Linear})
+        assert s.call("own", 4) is False  # the judge's Linear(4, 4)
+        assert s.call("own", 1 << 13) is True  # 2**26 weights: refused
+    finally:
+        grading.end_function()
+
+
 def test_blocked_operator_cannot_run_under_any_name(sandbox):
     cells = [
         "def a(x):\n    return torch.ops.aten._softmax(x, -1, False)\n"

@@ -461,13 +461,35 @@ class GivenRefused(Exception):
 class Given(torch.autograd.Function):
     """A given helper's call as one autograd node: forward and backward are the judge's answers
     (``{"args", "kwargs"}``, then with ``"grads"``: the gradients of the outputs, answered with
-    those of the call's tensors, in the order they appear in args then kwargs)."""
+    those of the call's tensors, in the order they appear in args then kwargs). For a given
+    module's forward (``module``: see GivenModule), the question also carries the module's
+    state, its train/eval mode and the random state of the call's device, and the answer the
+    random state after it: dropout inside draws what the student's own module would have."""
 
     @staticmethod
-    def forward(ctx, child, name, args, kwargs, *tensors):
+    def forward(ctx, child, name, args, kwargs, module, *tensors):
         ctx.child, ctx.name, ctx.args, ctx.kwargs = child, name, args, kwargs
         where = Given.device(child, args, kwargs, tensors)
-        out = child.ask(name, {"args": to_result(list(args)), "kwargs": to_result(kwargs)})
+        values = {"args": to_result(list(args)), "kwargs": to_result(kwargs)}
+        if module is not None:
+            # the state's tensors are the last ones; the random state is the real device's
+            # (a simulating child's "GPU" draws from the CPU generator)
+            state = dict(
+                zip(module["names"], tensors[len(tensors) - len(module["names"]) :], strict=True)
+            )
+            real = torch.device("cpu") if child.sim is not None else where
+            values["module"] = {
+                "init": module["init"],
+                "state": to_result(state),
+                "training": module["training"],
+                "rng": rng_state(real),
+                "device": real.type,
+            }
+        ctx.values = values
+        out = child.ask(name, values)
+        if module is not None:
+            out, after = out
+            set_rng_state(real, after)
         if isinstance(out, list):
             out = tuple(out)
         if child.sim is not None:
@@ -498,10 +520,73 @@ class Given(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        values = {"args": to_result(list(ctx.args)), "kwargs": to_result(ctx.kwargs)}
-        values["grads"] = [to_result(g) for g in grads]
+        values = dict(ctx.values, grads=[to_result(g) for g in grads])
         out = ctx.child.ask(ctx.name, values)
-        return (None, None, None, None, *out)
+        return (None, None, None, None, None, *out)
+
+
+def rng_state(device):
+    """The random state of ``device``'s default generator (a CPU uint8 tensor)."""
+    with torch._C.DisableTorchFunction():
+        if device.type == "cuda":
+            return torch.cuda.get_rng_state(device)
+        return torch.get_rng_state()
+
+
+def set_rng_state(device, state):
+    with torch._C.DisableTorchFunction():
+        if device.type == "cuda":
+            torch.cuda.set_rng_state(state.cpu(), device)
+        else:
+            torch.set_rng_state(state.cpu())
+
+
+class GivenModule(torch.nn.Module):
+    """Base of a given module class (see Child.given): built, it holds the parameters and
+    buffers the judge's reference module has (names, shapes, initial values: data sent by the
+    judge), and its forward is the judge's answer (Given). The student's module that builds
+    one, e.g. ``self.norm1 = LayerNorm(d_model, eps=eps)``, owns these tensors as it would its
+    own (``state_dict``, ``load_state_dict``, ``.to``, gradients). When the judge cannot build
+    the reference with these arguments, the student's own class is built instead."""
+
+    child = own = None
+    given_name = ""
+
+    def __new__(cls, *args, **kwargs):
+        init = {"args": to_result(list(args)), "kwargs": to_result(kwargs)}
+        try:
+            built = cls.child.ask(cls.given_name, {"init": init})
+        except (GivenRefused, TypeError):
+            return cls.own(*args, **kwargs)
+        self = super().__new__(cls)
+        torch.nn.Module.__init__(self)
+        self.given_init = init
+        parameters = set(built["parameters"])
+        for path, value in built["state"].items():
+            owner, leaf = self, path
+            while "." in leaf:
+                part, leaf = leaf.split(".", 1)
+                if part not in owner._modules:
+                    owner.add_module(part, torch.nn.Module())
+                owner = owner._modules[part]
+            if path in parameters:
+                owner.register_parameter(leaf, torch.nn.Parameter(value))
+            else:
+                owner.register_buffer(leaf, value)
+        return self
+
+    def __init__(self, *args, **kwargs):  # built in __new__
+        pass
+
+    def forward(self, *args, **kwargs):
+        state = torch.nn.Module.state_dict(self, keep_vars=True)
+        tensors = [v for v in [*args, *kwargs.values()] if isinstance(v, torch.Tensor)]
+        tensors += list(state.values())
+        module = {"init": self.given_init, "names": list(state), "training": self.training}
+        try:
+            return Given.apply(self.child, self.given_name, args, kwargs, module, *tensors)
+        except GivenRefused as e:
+            raise TypeError(f"{self.given_name}(...)(입력): {e}") from None
 
 
 class Child:
@@ -608,13 +693,17 @@ class Child:
         helper's own item). Only data crosses: the call's values go to the judge over this
         child's socket and the result comes back, and so does the backward for the tensors that
         need gradients. No reference code is here. Where the judge cannot answer (a call that
-        does not fit the notebook's signature), the student's own ``own`` runs."""
+        does not fit the notebook's signature), the student's own ``own`` runs. A module class
+        becomes a GivenModule class of the same name."""
         child = self
+        if isinstance(own, type) and issubclass(own, torch.nn.Module):
+            attrs = {"child": child, "own": own, "given_name": name, "__qualname__": name}
+            return type(name, (GivenModule,), attrs)
 
         def helper(*args, **kwargs):
             tensors = [v for v in [*args, *kwargs.values()] if isinstance(v, torch.Tensor)]
             try:
-                return Given.apply(child, name, args, kwargs, *tensors)
+                return Given.apply(child, name, args, kwargs, None, *tensors)
             except GivenRefused:
                 return own(*args, **kwargs)
 

@@ -91,7 +91,7 @@ MISTAKES = [
             y = y * self.weight + self.bias
         return y.to(x.dtype)
 """,
-        "fails": ["test_layer_norm", "test_transformer_block"],
+        "fails": ["test_layer_norm"],
         "says": "분산을 n - 1 로 나누었습니다",
     },
     {
@@ -125,7 +125,7 @@ MISTAKES = [
             y = y * self.weight + self.bias
         return y.to(x.dtype)
 """,
-        "fails": ["test_layer_norm", "test_transformer_block"],
+        "fails": ["test_layer_norm"],
         "says": "eps 를 표준편차에 더했습니다",
     },
     {
@@ -191,7 +191,7 @@ MISTAKES = [
             y = y * self.weight + self.bias
         return y.to(x.dtype)
 """,
-        "fails": ["test_layer_norm", "test_transformer_block"],
+        "fails": ["test_layer_norm"],
         "says": "in-place",
     },
     {
@@ -222,7 +222,7 @@ MISTAKES = [
         y = F.layer_norm(h, self.normalized_shape, self.weight, self.bias, self.eps)
         return y.to(x.dtype)
 """,
-        "fails": ["test_layer_norm", "test_transformer_block"],
+        "fails": ["test_layer_norm"],
         "says": "layer_norm",
     },
     # ------------------------------------------------------------------ RMSNorm
@@ -344,7 +344,7 @@ MISTAKES = [
             activation="nn.ReLU()",
             forward="return self.linear2(self.dropout(self.activation(self.linear1(x))))",
         ),
-        "fails": ["test_feed_forward", "test_transformer_block"],
+        "fails": ["test_feed_forward"],
         "says": "활성화 함수로 ReLU 를 썼습니다",
     },
     {
@@ -355,7 +355,7 @@ MISTAKES = [
             activation='nn.GELU(approximate="tanh")',
             forward="return self.linear2(self.dropout(self.activation(self.linear1(x))))",
         ),
-        "fails": ["test_feed_forward", "test_transformer_block"],
+        "fails": ["test_feed_forward"],
         "says": "GELU 의 tanh 근사",
     },
     {
@@ -366,7 +366,7 @@ MISTAKES = [
             activation="nn.GELU()",
             forward="return self.dropout(self.linear2(self.activation(self.linear1(x))))",
         ),
-        "fails": ["test_feed_forward", "test_transformer_block"],
+        "fails": ["test_feed_forward"],
         "says": "같은 시드",
     },
     {
@@ -378,7 +378,7 @@ MISTAKES = [
             forward="h = self.activation(self.linear1(x))\n"
             "        return self.linear2(F.dropout(h, self.dropout.p))",
         ),
-        "fails": ["test_feed_forward", "test_transformer_block"],
+        "fails": ["test_feed_forward"],
         "says": "eval",
     },
     # ------------------------------------------------------------------ TransformerBlock
@@ -671,7 +671,7 @@ MISTAKES += [
             "return self.linear2(self.dropout(self.activation(self.linear1(x))))",
             "return self.linear2(self.activation(self.dropout(self.linear1(x))))",
         ),
-        [FFN, BLOCK],
+        [FFN],
         "같은 시드",
     ),
     _entry(
