@@ -15,7 +15,7 @@ import re
 import torch
 
 from autograder.checking import CheckFailed, describe
-from autograder.policy import CodeFacts, forbidden_ops
+from autograder.policy import CodeFacts, cell_label, forbidden_ops
 from autograder.report import MISCONCEPTION
 from autograder.sandbox import StudentRaised, WorkerCrashed, WorkerTimeout, parse_reply
 from autograder.sandboxed import wire
@@ -170,7 +170,7 @@ class Student:
     def __init__(self, session, device, seed, named=None, spec=Spec()):
         self._session = session
         self.spec = spec
-        self._named_forbidden = named or str  # () -> "`torch.softmax` (셀 1, 3행): " or ""
+        self._named_forbidden = named or str  # () -> "`torch.softmax` (`f` 셀, 3행): " or ""
         self.suspicions = []  # runtime signs of tampering, for Report.problems
         self._rng_check = False  # call_fresh: the call may not draw from the global generator
         self._default_dtype = None  # see default_dtype()
@@ -516,6 +516,7 @@ class Grading:
         if self.simulate_gpu and device.type == "cpu":
             header["simulate"] = True
         values = {"cells": list(self.cells), "block": forbidden_ops(forbid)}
+        values["labels"] = [cell_label(src) for src in self.cells]
         values["given"] = sorted(given or ())
         try:
             _, out = session.request(header, values)
@@ -531,7 +532,7 @@ class Grading:
 
         def named():
             hits = self.facts.forbidden(forbid, set(self.facts.uses)) if forbid else []
-            return f"`{hits[0][0]}` (셀 {hits[0][1]}, {hits[0][2]}행): " if hits else ""
+            return f"`{hits[0][0]}` ({hits[0][1]}, {hits[0][2]}행): " if hits else ""
 
         return named
 
@@ -557,7 +558,7 @@ class Grading:
         if self.facts.unreadable:
             cell, reason = self.facts.unreadable[0]
             raise CheckFailed(
-                f"셀 {cell}의 코드를 채점기가 분석할 수 없습니다 ({reason}). 이 검사는 기성 함수 "
+                f"{cell}의 코드를 채점기가 분석할 수 없습니다 ({reason}). 이 검사는 기성 함수 "
                 "금지 규칙이 적용되므로 분석할 수 없는 코드에는 점수를 줄 수 없습니다. 중첩을 "
                 "줄이는 등 평범한 파이썬 코드로 다시 쓰세요."
             )
@@ -565,14 +566,14 @@ class Grading:
         if hits:
             text, cell, line = hits[0]
             raise CheckFailed(
-                f"`{text}` (셀 {cell}, {line}행): 이 과제에서는 이 기성 함수를 쓸 수 없습니다. "
+                f"`{text}` ({cell}, {line}행): 이 과제에서는 이 기성 함수를 쓸 수 없습니다. "
                 "직접 구현하세요."
             )
         hits = self.facts.dynamic(used)
         if hits:
             text, cell, line = hits[0]
             raise CheckFailed(
-                f"`{text}` (셀 {cell}, {line}행): 이름을 실행 중에 만들어 찾는 코드(getattr에 "
+                f"`{text}` ({cell}, {line}행): 이름을 실행 중에 만들어 찾는 코드(getattr에 "
                 "계산한 이름, exec, globals(), __dict__ 등)는 채점기가 따라갈 수 없습니다. 이 "
                 "검사는 기성 함수 금지 규칙이 적용되므로 점수를 줄 수 없습니다. 함수와 속성의 "
                 "이름을 코드에 그대로 쓰세요."
@@ -624,7 +625,7 @@ class Grading:
         """Notes for the instructor about the whole submission (Report.problems): code that
         inspects or patches the grader (read from the source), and runtime signs of it."""
         notes = [
-            f"채점기 조작 의심: `{text}` (셀 {cell}, {line}행)"
+            f"채점기 조작 의심: `{text}` ({cell}, {line}행)"
             for text, cell, line in self.facts.tampering()[:5]
         ]
         return notes + [f"채점기 조작 의심: {s}" for s in dict.fromkeys(self.suspicions)][:5]
@@ -813,15 +814,15 @@ def input_label(path):
 
 
 def cell_of(error):
-    """The ' (셀 2, 5행: `...`)' part the worker appends to an error, else ''."""
-    m = re.search(r" \(셀 \d+, \d+행: `.*`\)$", error, re.S)
+    """The ' (`f` 셀, 5행: `...`)' part the worker appends to an error, else ''."""
+    m = re.search(r" \((?:[^`()]|`[^`]*`)* 셀, \d+행: `.*`\)$", error, re.S)
     return m.group(0) if m else ""
 
 
 def tamper_message(hit):
     text, cell, line = hit
     return (
-        f"`{text}` (셀 {cell}, {line}행): 채점기나 파이썬 인터프리터, torch 자체를 들여다보거나 "
+        f"`{text}` ({cell}, {line}행): 채점기나 파이썬 인터프리터, torch 자체를 들여다보거나 "
         "바꾸는 코드입니다. 이런 코드가 실행된 검사는 점수를 받을 수 없고, 강사에게 보고됩니다. "
         "과제에 필요한 계산만 작성하세요."
     )

@@ -193,24 +193,41 @@ def tamper_use(node):
     return None
 
 
+def cell_label(source):
+    """How a message names a code cell: as the student finds it in JupyterLab, by what it
+    defines ('`LayerNorm` 셀'), else by its first line ('첫 줄이 `import math` 인 셀'); one
+    naming for the judge's messages and the worker's (Grading.load sends these labels)."""
+    try:
+        names = [n.name for n in ast.parse(source).body if isinstance(n, DEFINITIONS)]
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        names = []
+    if names:
+        more = " 등" if len(names) > 3 else ""
+        return ", ".join(f"`{n}`" for n in names[:3]) + more + " 셀"
+    lines = [ln.strip() for ln in source.splitlines()]
+    first = next((ln for ln in lines if ln and not ln.startswith("#")), "")
+    return f"첫 줄이 `{first[:60]}` 인 셀" if first else "빈 셀"
+
+
 class CodeFacts:
     """The student's solution cells as the judge reads them: per top-level statement, the
     names it defines and uses, forbidden-name uses, dynamic uses and tampering."""
 
     def __init__(self, cells):
-        self.unreadable = []  # (cell, reason): cells this analysis cannot read
-        self.tops = []  # (name or None, is definition, node, cell)
+        self.unreadable = []  # (cell label, reason): cells this analysis cannot read
+        self.tops = []  # (name or None, is definition, node, cell label)
         self.defined = set()  # top-level names the student binds
-        for i, src in enumerate(cells, start=1):
+        for src in cells:
+            label = cell_label(src)
             try:
                 tree = ast.parse(src)
                 nodes = {top: list(ast.walk(top)) for top in tree.body}
             except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
-                self.unreadable.append((i, type(e).__name__))
+                self.unreadable.append((label, type(e).__name__))
                 continue
             for top, walked in nodes.items():
                 name = getattr(top, "name", None)
-                self.tops.append((name, isinstance(top, DEFINITIONS), walked, i))
+                self.tops.append((name, isinstance(top, DEFINITIONS), walked, label))
                 self.defined |= _binds(top)
         self.uses = {}  # top-level def/class name -> names it references
         for name, is_def, walked, _ in self.tops:

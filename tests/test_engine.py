@@ -468,7 +468,9 @@ def test_student_cannot_fake_results(demo_engine):
         "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])\n",
     ]
     v = grade_demo(demo_engine, hostile)["test_softmax"]
-    assert not v.passed and "`torch.allclose = ...` (셀 1, 1행)" in v.message  # tampering named
+    assert (
+        not v.passed and "`torch.allclose = ...` (`T`, `softmax` 셀, 1행)" in v.message
+    )  # tampering named
     assert torch.allclose(torch.zeros(1), torch.ones(1)) is False  # judge untouched
 
 
@@ -561,7 +563,11 @@ def test_crash_message_names_call_shapes_and_line(sandbox):
     code = "def f(x, dim=-1):\n    y = x * 2\n    return y.view(7)\n"
     _, err = run_call(sandbox, [code], "f", torch.ones(2, 3), dim=1)
     msg = str(err)
-    assert "f((2, 3) float32, dim=1)" in msg and "셀 1, 3행" in msg and "y.view(7)" in msg
+    assert (
+        "f((2, 3) float32, dim=1)" in msg
+        and "(`f` 셀, 3행: `return y.view(7)`)" in msg
+        and "y.view(7)" in msg
+    )
 
 
 def test_a_runtime_error_of_a_common_mistake_is_named_first(sandbox):
@@ -572,7 +578,7 @@ def test_a_runtime_error_of_a_common_mistake_is_named_first(sandbox):
     _, err = run_call(sandbox, [code], "fill", scores, keep)
     first, rest = str(err).split("\n", 1)
     assert first.startswith("fill((2,) float16, (2,) bool): " + MISCONCEPTION)
-    assert "torch.finfo(scores.dtype).min" in first and "-1e9" in rest and "셀 1, 2행" in rest
+    assert "torch.finfo(scores.dtype).min" in first and "-1e9" in rest and "(`fill` 셀, 2행" in rest
     _, err = run_call(sandbox, ["def f(x):\n    return x.view(7)\n"], "f", torch.ones(2, 3))
     assert MISCONCEPTION not in str(err) and "실행 중 오류" in str(err).split("\n")[0]
 

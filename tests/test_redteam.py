@@ -679,6 +679,6 @@ def test_tampering_is_reported_to_the_instructor(graded, path):
     a = SPEC[path].ASSIGNMENT
     nb = nbformat.read(graded["course"] / "autograded" / sid(path) / a / f"{a}.ipynb", 4)
     problems = nb.metadata["autograder"]["problems"]
-    assert any(re.match(r"채점기 조작 의심: `.+` \(셀 \d+, \d+행\)", p) for p in problems), problems
+    assert any(re.match(r"채점기 조작 의심: `.+` \(.+ 셀, \d+행\)", p) for p in problems), problems
     feedback = (graded["course"] / "feedback" / sid(path) / a / f"{a}.html").read_text()
     assert "채점기 조작 의심" in feedback

@@ -14,7 +14,7 @@ import torch
 from autograder import sandbox as sbx
 from autograder.checking import CheckFailed
 from autograder.judge import Grading, SandboxBackend
-from autograder.policy import CodeFacts, forbidden_ops
+from autograder.policy import CodeFacts, cell_label, forbidden_ops
 from autograder.seeds import derive_seed, submission_seed
 
 REPO = Path(__file__).resolve().parents[1]
@@ -93,6 +93,15 @@ def test_unparsable_cell_fails_forbid_items_closed():
     with pytest.raises(CheckFailed, match="분석할 수 없습니다"):
         grading.check_policy(["softmax"])
     grading.check_policy([])  # no forbid rule: nothing to analyse
+
+
+def test_cells_are_named_by_what_they_define_or_their_first_line():
+    assert cell_label("import math\n\ndef f(x):\n    return x\nclass M:\n    pass\n") == (
+        "`f`, `M` 셀"
+    )
+    assert cell_label("# given\nimport math\n") == "첫 줄이 `import math` 인 셀"
+    assert cell_label("x = " + "[" * 400 + "]" * 400).startswith("첫 줄이 `x = [[[")
+    assert cell_label("") == "빈 셀"
 
 
 def test_forbidden_ops_cover_private_entry_points():
@@ -261,6 +270,25 @@ def test_given_module_too_large_for_the_judge_is_the_students_own(sandbox):
         s = grading.student("t", torch.device("cpu"), given={"Huge": torch.nn.Linear})
         assert s.call("own", 4) is False  # the judge's Linear(4, 4)
         assert s.call("own", 1 << 13) is True  # 2**26 weights: refused
+    finally:
+        grading.end_function()
+
+
+def test_policy_and_runtime_messages_name_a_cell_alike(sandbox):
+    """A given cell before the solution cell: the forbidden-name message (read from the
+    solution cells) and the runtime error (from the cells the worker runs) name the same cell
+    the same way, by what it defines, with its own line."""
+    given = "import math\nSCALE = 2\n"
+    solution = "def f(x):\n    y = F.softmax(x, -1)\n    return y.view(7)\n"
+    grading = Grading(SandboxBackend(sandbox), [given, solution], 7, [solution])
+    try:
+        s = grading.student("t", torch.device("cpu"))
+        with pytest.raises(CheckFailed) as runtime:
+            s.call("f", torch.zeros(2, 3))
+        assert "(`f` 셀, 3행: `return y.view(7)`)" in str(runtime.value)
+        with pytest.raises(CheckFailed) as policy:
+            grading.check_policy(["softmax"])
+        assert "`F.softmax` (`f` 셀, 2행)" in str(policy.value)
     finally:
         grading.end_function()
 

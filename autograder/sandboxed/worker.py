@@ -122,8 +122,9 @@ def flat_tensors(value):
     return []
 
 
-def cell_location(e, sources):
-    """' (셀 2, 5행: `x.sub_(m)`)' for the innermost frame of the student's cells, else ''."""
+def cell_location(e, sources, labels=()):
+    """' (`f` 셀, 5행: `x.sub_(m)`)' for the innermost frame of the student's cells (named by
+    the judge's ``labels``), else ''."""
     where = ""
     for frame in traceback.extract_tb(e.__traceback__):
         name = frame.filename
@@ -131,7 +132,8 @@ def cell_location(e, sources):
             n = int(name[len("<solution cell ") : -1])
             lines = sources[n - 1].splitlines() if 0 < n <= len(sources) else []
             line = lines[frame.lineno - 1].strip() if 0 < (frame.lineno or 0) <= len(lines) else ""
-            where = f" (셀 {n}, {frame.lineno}행: `{line[:120]}`)"
+            label = labels[n - 1] if 0 < n <= len(labels) else f"셀 {n}"
+            where = f" ({label}, {frame.lineno}행: `{line[:120]}`)"
     return where
 
 
@@ -597,6 +599,7 @@ class Child:
         self.sock = sock
         self.ns = namespace
         self.sources = []
+        self.labels = []  # how messages name each cell (policy.cell_label, sent by the judge)
         self.sim = None  # SimulatedDevice, once a load asks for it (a CPU grader)
         self.device = None  # the device of the request being served
 
@@ -647,7 +650,9 @@ class Child:
                 out["global_rng_used"] = not torch.equal(seeded, now)
             return reply({"ok": True}, out)
         except BaseException as e:  # student code may raise anything, even SystemExit
-            return reply({"ok": False, "error": short_error(e) + cell_location(e, self.sources)})
+            return reply(
+                {"ok": False, "error": short_error(e) + cell_location(e, self.sources, self.labels)}
+            )
 
     def student(self):
         """The context the student's code runs in: the simulated device, if any."""
@@ -675,13 +680,16 @@ class Child:
         self.ns = {"__name__": "__main__", "__builtins__": builtins}
         exec(compile(PRELUDE, "<prelude>", "exec"), self.ns)
         self.sources = [str(src) for src in values.get("cells", [])]
+        self.labels = [str(label) for label in values.get("labels") or []]
         errors = []
         for i, src in enumerate(self.sources):
             try:
                 with self.student():
                     exec(compile(src, f"<solution cell {i + 1}>", "exec"), self.ns)
             except BaseException as e:
-                errors.append(f"cell {i + 1}: {short_error(e)}{cell_location(e, self.sources)}")
+                where = cell_location(e, self.sources, self.labels)
+                label = self.labels[i] if i < len(self.labels) else f"셀 {i + 1}"
+                errors.append(f"{label}: {short_error(e)}{where}")
         for name in values.get("given") or ():
             if callable(self.ns.get(str(name))):
                 self.ns[str(name)] = self.given(str(name), self.ns[str(name)])
