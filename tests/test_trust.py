@@ -205,6 +205,8 @@ def test_given_module_is_answered_by_the_judge_with_its_state_and_random_draws(s
         "        self.drop = nn.Dropout(p)\n"
         "    def forward(self, x):\n"
         "        return x + self.drop(self.ffn(self.norm(x))) * 2\n"
+        "def handles():\n"
+        "    return [k for k in dir(Norm) + dir(Norm(3)) if k in ('child', 'own', 'sock')]\n"
     ]
     given = {"Norm": torch.nn.LayerNorm, "FF": _FF}
 
@@ -248,6 +250,7 @@ def test_given_module_is_answered_by_the_judge_with_its_state_and_random_draws(s
             torch.testing.assert_close(out["grads"]["input0"].cpu(), xg.grad.cpu())
             for name, p in reference.named_parameters():
                 torch.testing.assert_close(out["grads"][name].cpu(), p.grad.cpu(), msg=name)
+        assert s.call("handles") == []  # no attribute leads to the worker
         eval_out = reference.eval()(x).detach().cpu()
         assert not torch.equal(out["output"].cpu(), eval_out)  # train() dropped something
     finally:

@@ -464,7 +464,7 @@ class Given(torch.autograd.Function):
     """A given helper's call as one autograd node: forward and backward are the judge's answers
     (``{"args", "kwargs"}``, then with ``"grads"``: the gradients of the outputs, answered with
     those of the call's tensors, in the order they appear in args then kwargs). For a given
-    module's forward (``module``: see GivenModule), the question also carries the module's
+    module's forward (``module``: see given_module), the question also carries the module's
     state, its train/eval mode and the random state of the call's device, and the answer the
     random state after it: dropout inside draws what the student's own module would have."""
 
@@ -543,24 +543,23 @@ def set_rng_state(device, state):
             torch.set_rng_state(state.cpu())
 
 
-class GivenModule(torch.nn.Module):
-    """Base of a given module class (see Child.given): built, it holds the parameters and
-    buffers the judge's reference module has (names, shapes, initial values: data sent by the
-    judge), and its forward is the judge's answer (Given). The student's module that builds
-    one, e.g. ``self.norm1 = LayerNorm(d_model, eps=eps)``, owns these tensors as it would its
-    own (``state_dict``, ``load_state_dict``, ``.to``, gradients). When the judge cannot build
-    the reference with these arguments, the student's own class is built instead."""
-
-    child = own = None
-    given_name = ""
+def given_module(child, name, own):
+    """A module class named ``name`` standing for the student's ``own`` (see Child.given): built,
+    it holds the parameters and buffers the judge's reference module has (names, shapes,
+    initial values: data sent by the judge), and its forward is the judge's answer (Given). The
+    student's module that builds one, e.g. ``self.norm1 = LayerNorm(d_model, eps=eps)``, owns
+    these tensors as it would its own (``state_dict``, ``load_state_dict``, ``.to``,
+    gradients). When the judge cannot build the reference with these arguments, the student's
+    own class is built instead. The child is reached only through these closures (attributes
+    the source rules report as tampering), never through an attribute of the class."""
 
     def __new__(cls, *args, **kwargs):
         init = {"args": to_result(list(args)), "kwargs": to_result(kwargs)}
         try:
-            built = cls.child.ask(cls.given_name, {"init": init})
+            built = child.ask(name, {"init": init})
         except (GivenRefused, TypeError):
-            return cls.own(*args, **kwargs)
-        self = super().__new__(cls)
+            return own(*args, **kwargs)
+        self = torch.nn.Module.__new__(cls)
         torch.nn.Module.__init__(self)
         self.given_init = init
         parameters = set(built["parameters"])
@@ -586,9 +585,12 @@ class GivenModule(torch.nn.Module):
         tensors += list(state.values())
         module = {"init": self.given_init, "names": list(state), "training": self.training}
         try:
-            return Given.apply(self.child, self.given_name, args, kwargs, module, *tensors)
+            return Given.apply(child, name, args, kwargs, module, *tensors)
         except GivenRefused as e:
-            raise TypeError(f"{self.given_name}(...)(입력): {e}") from None
+            raise TypeError(f"{name}(...)(입력): {e}") from None
+
+    methods = {"__new__": __new__, "__init__": __init__, "forward": forward, "__qualname__": name}
+    return type(name, (torch.nn.Module,), methods)
 
 
 class Child:
@@ -702,11 +704,10 @@ class Child:
         child's socket and the result comes back, and so does the backward for the tensors that
         need gradients. No reference code is here. Where the judge cannot answer (a call that
         does not fit the notebook's signature), the student's own ``own`` runs. A module class
-        becomes a GivenModule class of the same name."""
+        becomes a class of the same name (given_module)."""
         child = self
         if isinstance(own, type) and issubclass(own, torch.nn.Module):
-            attrs = {"child": child, "own": own, "given_name": name, "__qualname__": name}
-            return type(name, (GivenModule,), attrs)
+            return given_module(child, name, own)
 
         def helper(*args, **kwargs):
             tensors = [v for v in [*args, *kwargs.values()] if isinstance(v, torch.Tensor)]
