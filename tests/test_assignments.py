@@ -94,7 +94,7 @@ def test_pytest_notebook_command(tmp_path):
     release.write_text(json.dumps(nbio.release_from_source(source("softmax"))))
     verdicts, r = pytest_notebook("softmax", release)
     assert verdicts == dict.fromkeys(gids, "FAILED") and r.returncode == 1, r.stdout[-3000:]
-    assert "NotImplementedError" in r.stdout and "셀 " in r.stdout
+    assert "NotImplementedError" in r.stdout and "(`cross_entropy` 셀, " in r.stdout
 
 
 @pytest.mark.slow
