@@ -19,7 +19,7 @@ from autograder.policy import CodeFacts, cell_label, forbidden_ops
 from autograder.report import MISCONCEPTION
 from autograder.sandbox import StudentRaised, WorkerCrashed, WorkerTimeout, parse_reply
 from autograder.sandboxed import wire
-from autograder.sandboxed.worker import Child, default_dtype
+from autograder.sandboxed.worker import Child, default_dtype, manual_seed
 from autograder.seeds import derive_seed
 
 # errors that mean tensors on two devices met (the student made a tensor on the wrong one)
@@ -457,6 +457,7 @@ class Grading:
     def __init__(self, backend, cells, run_seed, solutions=(), simulate_gpu=True):
         self.backend = backend
         self.cells = cells
+        self.labels = None if cells is None else [cell_label(src) for src in cells]
         self.facts = CodeFacts(solutions)
         self.run_seed = run_seed
         self.simulate_gpu = simulate_gpu  # a CPU grader runs the student's code on a "GPU"
@@ -516,7 +517,7 @@ class Grading:
         if self.simulate_gpu and device.type == "cpu":
             header["simulate"] = True
         values = {"cells": list(self.cells), "block": forbidden_ops(forbid)}
-        values["labels"] = [cell_label(src) for src in self.cells]
+        values["labels"] = self.labels
         values["given"] = sorted(given or ())
         try:
             _, out = session.request(header, values)
@@ -769,7 +770,7 @@ def reference_module(cls, init):
     if size > GIVEN_MODULE_ELEMENTS:
         raise ValueError(f"module of {size} values (at most {GIVEN_MODULE_ELEMENTS})")
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
+        manual_seed(0)  # the CPU generator, where the module is built
         return cls(*args, **kwargs)
 
 

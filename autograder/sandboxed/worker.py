@@ -112,14 +112,23 @@ def to_result(value, depth=0):
     raise TypeError(f"unsupported result type {type(value).__name__}")
 
 
-def flat_tensors(value):
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, list | tuple):
-        return [t for v in value for t in flat_tensors(v)]
+def flat_tensors(value, out=None):
+    """The tensors in ``value`` (nested lists, tuples and dict values), in order, appended to
+    ``out``. Called for every torch call the simulated device sees: one Python call per
+    container, none per leaf."""
+    out = [] if out is None else out
     if isinstance(value, dict):
-        return [t for v in value.values() for t in flat_tensors(v)]
-    return []
+        value = value.values()
+    elif not isinstance(value, (list, tuple)):
+        if isinstance(value, torch.Tensor):
+            out.append(value)
+        return out
+    for v in value:
+        if isinstance(v, torch.Tensor):
+            out.append(v)
+        elif isinstance(v, (list, tuple, dict)):
+            flat_tensors(v, out)
+    return out
 
 
 def cell_location(e, sources, labels=()):
@@ -287,7 +296,7 @@ class SimulatedDevice(TorchFunctionMode):
     def mark(self, value, host, keep=()):
         """Record the tensors of ``value`` (not those of ``keep``: inputs returned as they
         are) as host tensors, or as device tensors (``host`` False)."""
-        kept = {id(t) for t in keep}
+        kept = {id(t) for t in keep} if keep else ()
         for t in flat_tensors(value):
             if id(t) in kept:
                 continue
