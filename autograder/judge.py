@@ -62,6 +62,18 @@ KNOWN_ERRORS = (
         "전에 한 dtype 으로 맞추고, 결과는 입력의 dtype 으로 돌려주세요.",
     ),
     (
+        # the quoted line of the student's cell ends the error: (`cell` 셀, N행: `line`)
+        re.compile(r"must match the size of tensor[^\n]*행: `[^`]*\.T(?!\w)"),
+        ".T 는 모든 차원의 순서를 뒤집습니다: (B, T, d) 입력이면 (d, T, B) 가 되어 행렬곱의 "
+        "모양이 맞지 않습니다. 마지막 두 차원만 바꾸려면 .transpose(-2, -1) (또는 .mT) 를 "
+        "쓰세요.",
+    ),
+    (
+        re.compile(r"(must be a 3D tensor|Dimension out of range)[^\n]*행: `[^`]*\bbmm\("),
+        "torch.bmm 은 3차원 (B, n, m) 텐서끼리만 곱합니다: 배치 차원이 없거나 여러 개인 입력에는 "
+        "@ (torch.matmul) 를 쓰고, 전치는 .transpose(-2, -1) 로 하세요.",
+    ),
+    (
         re.compile(r"outer: Expected 1-D argument"),
         "torch.outer 는 1차원 벡터만 받습니다: 배치 입력 (..., n) 에서는 unsqueeze 와 "
         "브로드캐스팅으로 바깥곱을 만드세요.",

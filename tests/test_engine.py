@@ -581,6 +581,16 @@ def test_a_runtime_error_of_a_common_mistake_is_named_first(sandbox):
     assert "torch.finfo(scores.dtype).min" in first and "-1e9" in rest and "(`fill` 셀, 2행" in rest
     _, err = run_call(sandbox, ["def f(x):\n    return x.view(7)\n"], "f", torch.ones(2, 3))
     assert MISCONCEPTION not in str(err) and "실행 중 오류" in str(err).split("\n")[0]
+    # .T on a batch, torch.bmm on fewer or more than three dimensions: named by the line
+    dot_t = "def f(x):\n    return x @ x.T\n"
+    assert run_call(sandbox, [dot_t], "f", torch.ones(3, 4))[1] is None
+    _, err = run_call(sandbox, [dot_t], "f", torch.ones(2, 3, 4))
+    assert MISCONCEPTION in str(err).split("\n")[0] and ".transpose(-2, -1)" in str(err)
+    bmm = "def f(x):\n    return torch.bmm(x, x.transpose(1, 2))\n"
+    assert run_call(sandbox, [bmm], "f", torch.ones(2, 3, 4))[1] is None
+    for shape in ((3, 4), (2, 2, 3, 4)):
+        _, err = run_call(sandbox, [bmm], "f", torch.ones(shape))
+        assert "torch.bmm 은 3차원" in str(err).split("\n")[0], err
 
 
 def test_in_place_change_and_default_device_fail(sandbox):

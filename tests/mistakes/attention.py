@@ -40,7 +40,7 @@ MISTAKES = [
     return weights @ x, weights
 """,
         "fails": [SIMPLE],
-        "says": "x @ x.T",
+        "says": ".T 는 모든 차원의 순서를 뒤집습니다",
     },
     {
         "name": "simple_naive_exp",
@@ -140,7 +140,7 @@ MISTAKES = [
     return weights @ v, weights
 """,
         "fails": [SDPA, MASK],
-        "says": "k.T",
+        "says": ".transpose(-2, -1) (또는 .mT)",
     },
     {
         "name": "sdpa_returns_scores",
@@ -475,7 +475,7 @@ MISTAKES += [
     return torch.bmm(weights, v), weights
 """,
         "fails": [SDPA, MASK],
-        "says": "scaled_dot_product_attention",
+        "says": "torch.bmm 은 3차원",
     },
     {
         "name": "sdpa_softmax_over_queries",
