@@ -36,20 +36,24 @@ GENERATOR_HINT = (
     "GPU(cuda:0)에 둔 것처럼 실행합니다: 생성기는 과제가 말하는 장치에 만들고 "
     "(예: torch.Generator(device=x.device)), 난수는 같은 장치에서 뽑으세요."
 )
-# runtime errors that name a common mistake: (pattern of the error, diagnosis in Korean)
+# runtime errors that name a common mistake: (pattern of the error, pattern of the student's line
+# that raised it (cell_of) or None, diagnosis in Korean)
 KNOWN_ERRORS = (
     (
         re.compile(r"cannot be converted to type c10::(Half|BFloat16) without overflow"),
+        None,
         "float16/bfloat16 로 나타낼 수 없는 값(-1e9, float32 의 최솟값 등)으로 채웠습니다: 채울 "
         "값은 점수의 dtype 에 맞추세요 (torch.finfo(scores.dtype).min).",
     ),
     (
         re.compile(r"view size is not compatible with input tensor's size and stride"),
+        None,
         "transpose 등으로 메모리 순서가 바뀐 텐서에 .view 를 썼습니다: .contiguous().view(...) "
         "또는 .reshape(...) 를 쓰세요.",
     ),
     (
         re.compile(r"cannot reshape tensor of 0 elements into shape .*-1"),
+        None,
         "원소가 0개인 텐서(예: 길이 T=0)에서 -1 로 크기를 추론하게 했습니다: 0개로는 -1 을 정할 "
         "수 없으니 크기를 직접 계산해 넘기세요 (예: h * d_head).",
     ),
@@ -58,32 +62,37 @@ KNOWN_ERRORS = (
             r"expected scalar type \w+ but found \w+"
             r"|expected (m1 and m2|both .*) to have the same dtype"
         ),
+        None,
         "dtype 이 다른 텐서끼리 연산했습니다 (예: float32 누산기와 float16 입력의 행렬곱): 연산 "
         "전에 한 dtype 으로 맞추고, 결과는 입력의 dtype 으로 돌려주세요.",
     ),
     (
-        # the quoted line of the student's cell ends the error: (`cell` 셀, N행: `line`)
-        re.compile(r"must match the size of tensor[^\n]*행: `[^`]*\.T(?!\w)"),
+        re.compile(r"must match the size of tensor"),
+        re.compile(r"\.T(?!\w)"),
         ".T 는 모든 차원의 순서를 뒤집습니다: (B, T, d) 입력이면 (d, T, B) 가 되어 행렬곱의 "
         "모양이 맞지 않습니다. 마지막 두 차원만 바꾸려면 .transpose(-2, -1) (또는 .mT) 를 "
         "쓰세요.",
     ),
     (
-        re.compile(r"(must be a 3D tensor|Dimension out of range)[^\n]*행: `[^`]*\bbmm\("),
+        re.compile(r"must be a 3D tensor|Dimension out of range"),
+        re.compile(r"\bbmm\("),
         "torch.bmm 은 3차원 (B, n, m) 텐서끼리만 곱합니다: 배치 차원이 없거나 여러 개인 입력에는 "
         "@ (torch.matmul) 를 쓰고, 전치는 .transpose(-2, -1) 로 하세요.",
     ),
     (
         re.compile(r"outer: Expected 1-D argument"),
+        None,
         "torch.outer 는 1차원 벡터만 받습니다: 배치 입력 (..., n) 에서는 unsqueeze 와 "
         "브로드캐스팅으로 바깥곱을 만드세요.",
     ),
     (
         re.compile(r"unsupported operand type\(s\) for .*'NoneType'"),
+        None,
         "None 인 인자로 연산했습니다: None 은 '주어지지 않음'이니 건너뛰세요.",
     ),
     (
         re.compile(r"selected index k out of range"),
+        None,
         "k 가 마지막 차원의 크기보다 큽니다: torch.topk 에 넘기기 전에 k 를 그 크기 이하로 "
         "줄이세요 (과제가 k 가 크면 어떻게 하라고 하는지 확인하세요).",
     ),
@@ -354,7 +363,15 @@ class Student:
                 hint = "\n" + DEVICE_HINT
             elif GENERATOR_DEVICE.search(str(e)):
                 hint = "\n" + GENERATOR_HINT
-            known = next((d for pattern, d in KNOWN_ERRORS if pattern.search(str(e))), None)
+            line = line_of(str(e))
+            known = next(
+                (
+                    d
+                    for error, where, d in KNOWN_ERRORS
+                    if error.search(str(e)) and (where is None or where.search(line))
+                ),
+                None,
+            )
             named = f"{what}: {MISCONCEPTION} {known}\n" if known else ""
             raise CheckFailed(f"{named}{what} 실행 중 오류: {e}{hint}{self._load_hint()}") from None
 
@@ -826,10 +843,20 @@ def input_label(path):
     return label + "".join(f"[{r}]" for r in rest)
 
 
+# the ' (`f` 셀, 5행: `...`)' part the worker appends to an error (worker.cell_location)
+CELL_OF = re.compile(r" \((?:[^`()]|`[^`]*`)* 셀, \d+행: `(.*)`\)$", re.S)
+
+
 def cell_of(error):
     """The ' (`f` 셀, 5행: `...`)' part the worker appends to an error, else ''."""
-    m = re.search(r" \((?:[^`()]|`[^`]*`)* 셀, \d+행: `.*`\)$", error, re.S)
+    m = CELL_OF.search(error)
     return m.group(0) if m else ""
+
+
+def line_of(error):
+    """The student's line quoted in cell_of(error), else ''."""
+    m = CELL_OF.search(error)
+    return m.group(1) if m else ""
 
 
 def tamper_message(hit):
