@@ -10,6 +10,7 @@ Every verdict is decided here and in the check; student code never runs in this 
 import contextlib
 import dataclasses
 import functools
+import marshal
 import re
 
 import torch
@@ -18,7 +19,7 @@ from autograder.checking import CheckFailed, describe
 from autograder.policy import CodeFacts, cell_label, forbidden_ops
 from autograder.report import MISCONCEPTION
 from autograder.sandbox import StudentRaised, WorkerCrashed, WorkerTimeout, parse_reply
-from autograder.sandboxed import wire
+from autograder.sandboxed import wire, worker
 from autograder.sandboxed.worker import Child, default_dtype, manual_seed
 from autograder.seeds import derive_seed
 
@@ -474,6 +475,17 @@ class ReferenceBackend:
         return "exit"
 
 
+def wire_code(index, source):
+    """Cell ``index`` compiled here, once per submission, for every child that loads it
+    (worker.cell_code): its marshalled code object as a uint8 tensor, data on the wire; None
+    for a cell that does not compile (the child compiles it and reports the error)."""
+    try:
+        code = compile(source, worker.cell_name(index), "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return None
+    return torch.frombuffer(bytearray(marshal.dumps(code)), dtype=torch.uint8)
+
+
 class Grading:
     """One submission being graded by one check module.
 
@@ -487,6 +499,7 @@ class Grading:
         self.backend = backend
         self.cells = cells
         self.labels = None if cells is None else [cell_label(src) for src in cells]
+        self.code = None if cells is None else [wire_code(i, src) for i, src in enumerate(cells)]
         self.facts = CodeFacts(solutions)
         self.run_seed = run_seed
         self.simulate_gpu = simulate_gpu  # a CPU grader runs the student's code on a "GPU"
@@ -547,6 +560,7 @@ class Grading:
             header["simulate"] = True
         values = {"cells": list(self.cells), "block": forbidden_ops(forbid)}
         values["labels"] = self.labels
+        values["code"] = self.code
         values["given"] = sorted(given or ())
         try:
             _, out = session.request(header, values)

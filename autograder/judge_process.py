@@ -175,6 +175,31 @@ def skipped(item):
     )
 
 
+UNUSED_PLUGINS = (
+    "warnings",
+    "logging",
+    "threadexception",
+    "unraisableexception",
+    "faulthandler",
+    "setuponly",
+    "setupplan",
+    "anyio",
+    "xdist",
+    "xdist.looponfail",
+    "doctest",
+    "junitxml",
+    "pastebin",
+    "stepwise",
+    "unittest",
+    "subtests",
+    "legacypath",
+    "tmpdir",
+    "monkeypatch",
+    "recwarn",
+    "debugging",
+)
+
+
 def main():
     settings = json.loads(sys.argv[1])
     from autograder.sandbox import Sandbox, SandboxLimits
@@ -188,16 +213,10 @@ def main():
     loop = JudgeLoop(sock, sandbox, settings["run_seed"])
     args = [*settings["paths"], "-q", "-p", "autograder.pytest_plugin", "-p", "no:cacheprovider"]
     args += ["--capture=no"]
-    args += [
-        "-p",
-        "no:warnings",
-        "-p",
-        "no:logging",
-        "--no-header",
-        "-o",
-        "addopts=",
-        "--continue-on-collection-errors",
-    ]
+    # plugins the checks never use; each one a run loads adds its hooks to every item's phases
+    for plugin in UNUSED_PLUGINS:
+        args += ["-p", f"no:{plugin}"]
+    args += ["--no-header", "-o", "addopts=", "--continue-on-collection-errors"]
     try:
         code = pytest.main(args, plugins=[loop])
     finally:

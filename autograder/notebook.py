@@ -9,6 +9,7 @@ submission, matched by grade_id.
 
 import collections
 import copy
+import functools
 import json
 import os
 import re
@@ -341,7 +342,16 @@ def release_from_source(source_nb):
 
 
 def read_trusted(path):
-    return nbformat.read(str(path), as_version=4)
+    """A trusted notebook (release or source). Read and validated once per version of the file
+    (a batch grading reads each release notebook once per submission); every call returns a
+    copy of its own."""
+    st = os.stat(path)
+    return nbformat.from_dict(json.loads(trusted_json(str(path), st.st_mtime_ns, st.st_size)))
+
+
+@functools.lru_cache(maxsize=64)
+def trusted_json(path, mtime_ns, size):
+    return json.dumps(nbformat.read(path, as_version=4))
 
 
 class Course:

@@ -257,6 +257,32 @@ class Session:
         return reply, values
 
 
+def anonymous_regions(pid):
+    """[[start, end], ...]: the private anonymous memory (Python's and malloc's heaps) of the
+    zygote started as ``pid`` (bwrap, whose last descendant the zygote is; or the zygote
+    itself), read here from /proc, which the sandbox does not have; [] if unreadable. The zygote
+    backs these with huge pages (worker.huge_pages)."""
+    while True:
+        try:
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            return []
+        if not children:
+            break
+        pid = children[-1]
+    try:
+        maps = Path(f"/proc/{pid}/maps").read_text().splitlines()
+    except OSError:
+        return []
+    regions = []
+    for line in maps:
+        fields = line.split()
+        private_rw = fields[1].startswith("rw") and fields[1][3] == "p"
+        if private_rw and (len(fields) < 6 or fields[5] == "[heap]"):
+            regions.append([int(x, 16) for x in fields[0].split("-")])
+    return regions
+
+
 def parse_reply(head, blob):
     """A worker's reply frame -> (header, values); StudentRaised when it reports an error."""
     from autograder.sandboxed import wire
@@ -365,6 +391,9 @@ class Sandbox:
             tail = Path(self.tmp, "zygote.log").read_bytes()[-2000:].decode(errors="replace")
             self.close()
             raise SandboxUnavailable(f"the sandboxed worker did not start:\n{tail}")
+        regions = anonymous_regions(self.proc.pid)
+        if regions:
+            self.ctl.send(json.dumps({"op": "huge", "regions": regions}).encode())
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None

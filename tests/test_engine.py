@@ -135,6 +135,76 @@ def test_wire_rejects_malformed_frames_and_values():
             wire.decode(head, frame[16 + hl :])
 
 
+def test_wire_blob_is_a_safetensors_file_that_safetensors_itself_reads():
+    """The frame's blob writer against safetensors' own loader (the independent oracle): every
+    dtype the wire carries, a 0-dim, an empty and a transposed tensor, bit for bit."""
+    from safetensors.torch import load
+
+    values = {str(d): torch.randn(2, 3).mul(50).to(d) for d in wire.DTYPES}
+    values.update(
+        scalar=torch.tensor(2.5),
+        empty=torch.zeros(0, 4, dtype=torch.int64),
+        transposed=torch.arange(12.0).view(3, 4).t(),
+        nan=torch.tensor([float("nan"), -0.0]),
+    )
+    tensors = {}
+    plain = wire.to_plain(values, tensors)
+    blob = wire.safetensors_bytes(tensors)
+    assert struct.unpack("<Q", blob[:8])[0] % 8 == 0  # the header is padded to 8 bytes
+    loaded = load(blob)
+    out = wire.from_plain(plain, loaded)
+    for k, v in values.items():
+        assert out[k].dtype == v.dtype and out[k].shape == v.shape, k
+        assert out[k].view(-1).view(torch.uint8).tolist() == (
+            v.contiguous().view(-1).view(torch.uint8).tolist()
+        ), k
+
+
+def test_cells_compiled_by_the_judge_run_in_the_child_as_their_own_cells():
+    """The judge compiles each cell once per submission and sends the code as data; the child
+    takes only a code object named as that cell, else compiles the source itself (a cell that
+    does not compile reports its own SyntaxError in the child)."""
+    from autograder.judge import wire_code
+    from autograder.sandboxed import worker
+
+    src = "def f(x):\n    return x + 1\n"
+    data = wire_code(2, src)
+    code = worker.cell_code(2, src, [None, None, data])
+    namespace = {}
+    exec(code, namespace)
+    assert namespace["f"](1) == 2 and code.co_filename == "<solution cell 3>"
+    assert wire_code(0, "def f(:\n") is None
+    assert worker.cell_code(0, src, [data]) is None  # another cell's code
+    assert worker.cell_code(0, src, ["def f(x): ..."]) is None
+    assert worker.cell_code(0, src, None) is None
+    sent = wire.encode({"op": "load"}, {"code": [data]})
+    _, back = wire.decode(*wire.read_frame(reader(sent)))
+    assert worker.cell_code(0, src, back["code"]) is None
+    assert worker.cell_code(2, src, [None, None, back["code"][0]]).co_code == code.co_code
+
+
+def test_the_zygote_lives_on_huge_pages_where_the_kernel_offers_them():
+    """The zygote's heaps are collapsed into transparent huge pages (fewer page-table entries
+    for every fork and exit). Only where THP is not switched off."""
+    mode = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    if not mode.exists() or "[never]" in mode.read_text():
+        pytest.skip("transparent huge pages are off on this machine")
+    with sbx.Sandbox(slot=7) as box:
+        box.start()
+        regions = sbx.anonymous_regions(box.proc.pid)
+        assert regions and all(lo < hi for lo, hi in regions)
+        pid = box.proc.pid
+        while children := Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+            pid = children[-1]
+        deadline = time.monotonic() + 10
+        huge = 0
+        while huge == 0 and time.monotonic() < deadline:
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+            huge = int(re.search(r"AnonHugePages:\s+(\d+)", rollup).group(1))
+            time.sleep(0.1)
+        assert huge > 0
+
+
 # ----------------------------------------------------------------------------- compare
 
 
@@ -257,6 +327,21 @@ def test_read_submission_refuses_symlinks_and_special_files(tmp_path):
         assert nb.cells == [] and problems, name
     nb, _ = nbio.read_submission(secret)
     assert "amax" in json.dumps(nb)  # the same file read directly is parsed (oracle)
+
+
+def test_a_trusted_notebook_is_read_once_per_version_and_handed_out_as_copies(tmp_path):
+    path = tmp_path / "demo.ipynb"
+    shutil.copy(FIXTURE / "source" / "demo" / "demo.ipynb", path)
+    first = nbio.read_trusted(path)
+    first.cells[0].source = "changed by a caller"
+    second = nbio.read_trusted(path)
+    assert second.cells[0].source != "changed by a caller"
+    assert second == nbformat.read(str(path), as_version=4)  # nbformat's own reading
+    nb = nbformat.read(str(path), as_version=4)
+    nb.cells[0].source = "a new release"
+    nbformat.write(nb, str(path))
+    os.utime(path, ns=(time.time_ns(), time.time_ns() + 10**9))  # another version of the file
+    assert nbio.read_trusted(path).cells[0].source == "a new release"
 
 
 def test_rebuild_takes_only_solution_sources_from_submission():

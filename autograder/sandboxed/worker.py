@@ -25,6 +25,7 @@ import contextlib
 import functools
 import gc
 import json
+import marshal
 import mmap
 import os
 import resource
@@ -58,13 +59,33 @@ except ImportError:  # imported as autograder.sandboxed.worker by the judge and 
 from torch.overrides import TorchFunctionMode  # noqa: E402
 from torch.utils._device import _device_constructors  # noqa: E402  (torch.device's own list)
 
-PRELUDE = (
+PRELUDE = compile(  # compiled once, in the zygote
     "import math\nimport numpy as np\nimport torch\nimport torch.nn as nn\n"
-    "import torch.nn.functional as F\n"
+    "import torch.nn.functional as F\n",
+    "<prelude>",
+    "exec",
 )
 
 
 # ----------------------------------------------------------------------------- child
+
+
+def cell_name(index):
+    """The file name of cell ``index``'s code, by which tracebacks name the cell."""
+    return f"<solution cell {index + 1}>"
+
+
+def cell_code(index, source, compiled):
+    """The judge's compiled cell ``index`` (``compiled[index]``: a marshalled code object as a
+    uint8 tensor, see judge.wire_code), or None: the cell is compiled here from ``source``."""
+    if not isinstance(compiled, list) or index >= len(compiled):
+        return None
+    data = compiled[index]
+    if not isinstance(data, torch.Tensor) or data.dtype != torch.uint8:
+        return None
+    code = marshal.loads(data.numpy().tobytes())
+    ok = isinstance(code, types.CodeType) and code.co_filename == cell_name(index)
+    return code if ok else None
 
 
 def set_limits(limits):
@@ -689,14 +710,15 @@ class Child:
         if values.get("block"):
             block_operators([str(b) for b in values["block"]])
         self.ns = {"__name__": "__main__", "__builtins__": builtins}
-        exec(compile(PRELUDE, "<prelude>", "exec"), self.ns)
+        exec(PRELUDE, self.ns)
         self.sources = [str(src) for src in values.get("cells", [])]
         self.labels = [str(label) for label in values.get("labels") or []]
+        code = [cell_code(i, src, values.get("code")) for i, src in enumerate(self.sources)]
         errors = []
         for i, src in enumerate(self.sources):
             try:
                 with self.student():
-                    exec(compile(src, f"<solution cell {i + 1}>", "exec"), self.ns)
+                    exec(code[i] or compile(src, cell_name(i), "exec", dont_inherit=True), self.ns)
             except BaseException as e:
                 where = cell_location(e, self.sources, self.labels)
                 label = self.labels[i] if i < len(self.labels) else f"셀 {i + 1}"
@@ -1032,6 +1054,24 @@ def cpu_build_seeding():
         torch.manual_seed = torch.random.manual_seed = manual_seed
 
 
+def huge_pages(regions):
+    """Back the zygote's private anonymous memory (``regions``: [[start, end], ...], Python's
+    and malloc's heaps, read by the judge from /proc, which the sandbox lacks) with transparent
+    huge pages (MADV_COLLAPSE, Linux 6.1+): fork then copies one page-table entry per 2 MiB
+    instead of 512, and exit frees as few (fork and exit with torch loaded measured 6.9 -> 3.2
+    ms). A child's first write to a shared huge page splits it and copies 4 KiB, as before.
+    Best effort: an older kernel, or THP set to "never", leaves the memory as it is."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    madv_hugepage, madv_collapse, huge = 14, 25, 1 << 21
+    for start, end in regions:
+        start, end = -(-int(start) // huge) * huge, int(end) // huge * huge
+        if end > start and libc.madvise(start, end - start, madv_hugepage) == 0:
+            libc.madvise(start, end - start, madv_collapse)
+
+
 def zygote():
     torch.set_num_threads(1)
     cpu_build_seeding()
@@ -1051,6 +1091,9 @@ def zygote():
         if not msg:
             return
         spec = json.loads(msg)
+        if spec.get("op") == "huge" and not fds:
+            huge_pages(spec.get("regions", []))
+            continue
         if spec.get("op") != "spawn" or len(fds) != 1:
             for fd in fds:
                 os.close(fd)
