@@ -1063,7 +1063,7 @@ def huge_pages(regions):
     Best effort: an older kernel, or THP set to "never", leaves the memory as it is."""
     import ctypes
 
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = c_library()
     libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     madv_hugepage, madv_collapse, huge = 14, 25, 1 << 21
     for start, end in regions:
@@ -1131,12 +1131,20 @@ def left_behind(spec):
     return bool(os.listdir(root))
 
 
+@functools.cache
+def c_library():
+    """The C library, loaded once in the zygote (ipc_objects asks after every child)."""
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
 def ipc_objects():
     """Number of System V shared memory segments, message queues and semaphore sets in the
     sandbox's IPC namespace (the *_INFO calls: no /proc needed, no permission either)."""
     import ctypes
 
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = c_library()
     info = (ctypes.c_int * 16)()
     total = 0
     # (call, IPC_INFO command, index of the count in the returned struct)
