@@ -744,6 +744,9 @@ def test_hang_while_loading_cells_is_waited_for_once(sandbox):
         with pytest.raises(StudentTimeout):  # the next test function is not waited for again
             grading.student("b", torch.device("cpu"))
         assert time.monotonic() - t0 < 1.0
+        t0 = time.monotonic()
+        status = grading.end_function()  # the judge's deadline passed: the child is killed now
+        assert status == "timeout" and time.monotonic() - t0 < 1.0  # not at the zygote's backstop
     finally:
         grading.end_function()
         sandbox.limits.wall_s = 20

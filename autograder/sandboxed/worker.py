@@ -1105,7 +1105,8 @@ def zygote():
             child_main(sock, ctl, spec)
         sock.close()
         spec["pid"] = pid
-        deadline = time.monotonic() + float(spec.get("wall_s", 30))
+        # the judge's own clock ends the check (and asks for the kill); this one is the backstop
+        deadline = time.monotonic() + float(spec.get("wall_s", 30)) + BACKSTOP_S
         status = wait_child(pid, ctl, deadline, functools.partial(kill_child, pid, spec))
         if status != "exit" or left_behind(spec):
             kill_child(pid, spec)
@@ -1155,12 +1156,25 @@ def ipc_objects():
 
 
 def kill_child(pid, spec):
-    """SIGKILL the child and everything it started."""
+    """SIGKILL the child and everything it started. The child is reaped first: as a zombie it
+    would still count as alive, and reap would wait its whole 2 s for it."""
     try:
         os.killpg(pid, signal.SIGKILL)
     except OSError:
         pass
+    collect(pid)
     reap(spec.get("uid"), None)
+
+
+def collect(pid):
+    """waitpid(pid) -> its status, or None when it was reaped already."""
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return None
+
+
+BACKSTOP_S = 2.0  # seconds the zygote waits past a check's wall-clock limit before killing
 
 
 def wait_child(pid, ctl, deadline, kill):
@@ -1170,11 +1184,10 @@ def wait_child(pid, ctl, deadline, kill):
             left = deadline - time.monotonic()
             if left <= 0:
                 kill()
-                os.waitpid(pid, 0)
                 return "timeout"
             ready, _, _ = select.select([pidfd, ctl], [], [], left)
             if pidfd in ready:
-                _, st = os.waitpid(pid, 0)
+                st = collect(pid) or 0
                 if os.WIFSIGNALED(st):
                     return f"signal {os.WTERMSIG(st)}"
                 return "exit"
@@ -1183,8 +1196,9 @@ def wait_child(pid, ctl, deadline, kill):
                 if not msg:
                     kill()
                     raise SystemExit(0)
-                if json.loads(msg).get("op") == "kill":
+                if json.loads(msg).get("op") == "kill":  # the judge's deadline passed
                     kill()
+                    return "timeout"
     finally:
         os.close(pidfd)
 
