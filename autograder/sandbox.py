@@ -257,21 +257,25 @@ class Session:
         return reply, values
 
 
-def anonymous_regions(pid):
-    """[[start, end], ...]: the private anonymous memory (Python's and malloc's heaps) of the
-    zygote started as ``pid`` (bwrap, whose last descendant the zygote is; or the zygote
-    itself), read here from /proc, which the sandbox does not have; [] if unreadable. The zygote
-    backs these with huge pages (worker.huge_pages)."""
+def zygote_pid(pid):
+    """The host pid of the zygote started as ``pid`` (bwrap, whose last descendant the zygote
+    is; or the zygote itself); None if /proc cannot tell."""
     while True:
         try:
             children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
         except OSError:
-            return []
+            return None
         if not children:
-            break
+            return int(pid)
         pid = children[-1]
+
+
+def anonymous_regions(pid):
+    """[[start, end], ...]: the private anonymous memory (Python's and malloc's heaps) of the
+    zygote started as ``pid`` (see zygote_pid), read here from /proc, which the sandbox does
+    not have; [] if unreadable. The zygote backs these with huge pages (worker.huge_pages)."""
     try:
-        maps = Path(f"/proc/{pid}/maps").read_text().splitlines()
+        maps = Path(f"/proc/{zygote_pid(pid)}/maps").read_text().splitlines()
     except OSError:
         return []
     regions = []
@@ -463,10 +467,10 @@ class Sandbox:
     def finish(self, session):
         """End a session: close the child's socket and wait for the zygote to clean up."""
         session.sock.close()
-        left = max(0.0, session.deadline - time.monotonic()) + 10.0
+        left = session.deadline - time.monotonic()
         try:
-            self.ctl.settimeout(left)
-            if left <= 10.0:  # past the check's limit: the zygote kills the child now (the
+            self.ctl.settimeout(max(0.0, left) + 10.0)
+            if left <= 0:  # past the check's limit: the zygote kills the child now (the
                 self.ctl.send(b'{"op": "kill"}')  # zygote's own clock is only a backstop)
             msg = json.loads(self.ctl.recv(4096) or b"{}")
             if msg.get("op") == "done":
