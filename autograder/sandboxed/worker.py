@@ -34,7 +34,6 @@ import shutil
 import signal
 import socket
 import sys
-import tempfile
 import time
 import traceback
 import types
@@ -275,6 +274,12 @@ class SimGenerator(torch.Generator):
         return self.sim_device
 
 
+def forget_host(hosts, key, ref):
+    """Weak-reference callback: the host tensor ``hosts[key]`` is gone."""
+    if hosts.get(key) is ref:
+        del hosts[key]
+
+
 class SimulatedDevice(TorchFunctionMode):
     """Every request of a simulating child runs under this mode (a CPU grader): the judge's
     tensors are real CPU tensors that say they live on ``SIM`` (a GPU), with real data, so the
@@ -289,7 +294,7 @@ class SimulatedDevice(TorchFunctionMode):
 
     def __init__(self):
         super().__init__()
-        self.host = weakref.WeakValueDictionary()  # id -> tensor made on the "CPU"
+        self.host = {}  # id -> weak reference to a tensor made on the "CPU"
         self.failed = None
         self.drawn = set()  # device types of the generators the request drew from
         self.moved = False  # the request moved a CPU tensor (0-dim ones aside) to the GPU
@@ -312,19 +317,24 @@ class SimulatedDevice(TorchFunctionMode):
         return out
 
     def on_host(self, t):
-        return self.host.get(id(t)) is t
+        ref = self.host.get(id(t))
+        return ref is not None and ref() is t
 
     def mark(self, value, host, keep=()):
         """Record the tensors of ``value`` (not those of ``keep``: inputs returned as they
         are) as host tensors, or as device tensors (``host`` False)."""
+        hosts = self.host
+        if not host and not hosts:
+            return  # no host tensor at all (most requests): nothing to unmark
         kept = {id(t) for t in keep} if keep else ()
         for t in flat_tensors(value):
-            if id(t) in kept:
+            key = id(t)
+            if key in kept:
                 continue
             if host:
-                self.host[id(t)] = t
+                hosts[key] = weakref.ref(t, functools.partial(forget_host, hosts, key))
             else:
-                self.host.pop(id(t), None)
+                hosts.pop(key, None)
 
     def refuse(self, message):
         self.failed = self.failed or message[:60]
@@ -345,25 +355,30 @@ class SimulatedDevice(TorchFunctionMode):
                 f"can't convert {SIM} device type tensor to numpy. Use Tensor.cpu() to copy "
                 "the tensor to host memory first."
             )
-        tensors = flat_tensors([list(args), kwargs])
+        tensors = flat_tensors(args)
+        if kwargs:
+            flat_tensors(kwargs, tensors)
         target = kwargs.get("device")
         if target is not None:
             host = torch.device(target).type != SIM.type
             kwargs = dict(kwargs, device="cpu")
         elif func in FACTORIES and not (args and isinstance(args[0], torch.Tensor)):
             host = True  # the default device
+        elif not self.host:
+            host = False  # no host tensor exists: every tensor is on the device
         else:
-            host = bool(tensors) and all(self.on_host(t) for t in tensors)
+            hosts = [self.on_host(t) for t in tensors]
+            host = bool(tensors) and all(hosts)
             if func not in CROSS_DEVICE and not host:
-                big = [t for t in tensors if t.dim() > 0 and self.on_host(t)]
-                if big:
+                if any(h and t.dim() > 0 for h, t in zip(hosts, tensors, strict=True)):
                     self.refuse(
                         "Expected all tensors to be on the same device, but found at least two "
                         f"devices, {SIM} and cpu! (in {getattr(func, '__name__', func)})"
                     )
             if func in CROSS_DEVICE and tensors:
-                host = self.on_host(tensors[0])
-        self.check_generator(kwargs.get("generator"), "cpu" if host else SIM.type)
+                host = hosts[0]
+        if kwargs:
+            self.check_generator(kwargs.get("generator"), "cpu" if host else SIM.type)
         out = func(*args, **kwargs)
         self.mark(out, host, keep=tensors)
         return out
@@ -919,11 +934,14 @@ def child_main(sock, ctl, spec):
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
-        # a fresh, unguessable dir (mkdtemp: O_EXCL, 0700) -- never a path a previous child
-        # could have prepared as a symlink, FIFO or locked directory
-        scratch = tempfile.mkdtemp(prefix="c", dir=spec["scratch_root"])
+        # made here, owned by the sandbox uid (mkdir fails on anything already there): the
+        # zygote hands out a child only once the scratch root is empty, so no earlier child
+        # can have prepared this path as a symlink, FIFO or locked directory. HOME and TMPDIR
+        # point here since the zygote started (set there: an environment change in every
+        # child copied a hundred pages of the zygote's memory)
+        scratch = scratch_dir(spec["scratch_root"])
+        os.mkdir(scratch, 0o700)
         os.chdir(scratch)
-        os.environ.update(HOME=scratch, TMPDIR=scratch)
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
@@ -1040,6 +1058,9 @@ def warm_up(gpu=False):
     if not gpu:
         y.sum().backward()
     torch.ones(2, 3, device="meta").softmax(-1).triu(1)
+    head, blob = wire.encode_parts({"op": "call"}, {"x": [x.detach(), 1, 2.0, "s"]})
+    wire.decode(head, blob)
+    wire.decode(head, bytearray(blob), shared=True)  # a call's inputs, in shared memory
     for base, overloads in aten_overloads().items():
         if any(word in base for word in LIKELY_BLOCKED):
             for full in overloads:
@@ -1072,11 +1093,17 @@ def huge_pages(regions):
             libc.madvise(start, end - start, madv_collapse)
 
 
+def scratch_dir(root):
+    """The folder every child works in (its HOME and TMPDIR), made by the child."""
+    return os.path.join(root, "work")
+
+
 def zygote():
     torch.set_num_threads(1)
     cpu_build_seeding()
     warm_up(gpu=CONFIG.get("gpu", False))
     root = CONFIG.get("scratch_root", "/tmp")
+    os.environ.update(HOME=scratch_dir(root), TMPDIR=scratch_dir(root))
     for name in os.listdir(root):  # e.g. torchinductor_* made by the imports above: a non-empty
         wipe(os.path.join(root, name))  # scratch root would send every check down the reaper path
     gc.collect()  # children inherit torch's objects as frozen: their collections skip them
