@@ -459,16 +459,27 @@ def block_operators(bases):
     (it is not tracked by the garbage collector either), so student code cannot find it to undo
     the registration."""
     import ctypes
-    import warnings
 
     lib = torch._C._dispatch_library("IMPL", "aten", "", "<grader>", 0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "Overriding a previously registered kernel"
-        for full in [f for b in bases for f in aten_overloads().get(b, ())]:
-            name = full.partition("::")[2]
-            for key in kernel_keys(full):
-                lib.impl(name, key, _blocked(name), False)
+    for full in [f for b in bases for f in aten_overloads().get(b, ())]:
+        name = full.partition("::")[2]
+        for key in kernel_keys(full):
+            lib.impl(name, key, _blocked(name), False)
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(lib))
+
+
+def quiet_overrides():
+    """Let torch give its one-time warning "Overriding a previously registered kernel" here, for
+    a registration dropped at once, so that block_operators in a child needs no warnings
+    filter (the filter's context manager alone copied a hundred pages of the zygote's memory
+    into every child)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lib = torch._C._dispatch_library("IMPL", "aten", "", "<grader>", 0)
+        lib.impl("_softmax", "CPU", _blocked("_softmax"), False)
+    del lib  # the registration ends with its handle
 
 
 @functools.cache
@@ -1052,6 +1063,7 @@ def warm_up(gpu=False):
     the CUDA driver, and a child forked after that gets "CUDA error: initialization error" from
     its first CUDA call (seen on an H100)."""
     without_dynamo()
+    quiet_overrides()
     x = torch.ones(2, 3, requires_grad=True)
     y = torch.nn.functional.linear(x / 2.0, torch.ones(4, 3)).softmax(-1)
     y = torch.where(y > 0, y.exp() - y.amax(-1, keepdim=True), y).masked_fill(y < 0, 0.0)
