@@ -5,25 +5,20 @@ gradebook (nbgrader.api.Gradebook); per test cell outcomes and failure messages 
 outputs that nbgrader_plugin.write_verdicts puts into the autograded notebooks (``ename`` names
 the outcome, see ENAMES), grading seconds from their ``autograder`` notebook metadata. Writes
 reports/<assignment>.html (plots embedded as base64 PNG: opens offline, no scripts) and
-reports/<assignment>.csv (one row per student).
+reports/<assignment>.csv (one row per student). The plots are drawn by class_plots.py (imported
+only here: the batch command's summary reads the gradebook with this module, without matplotlib).
 """
 
-import base64
 import collections
 import csv
 import datetime
-import functools
 import html
-import io
+import json
 import os
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
-from matplotlib import font_manager, rc_context
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from nbgrader.api import Gradebook, MissingEntry
 from tqdm import tqdm
 
@@ -51,10 +46,6 @@ KOREAN = {
     "grader-error": "채점 오류",
     "missing": "결과 없음",
 }
-# Hangul in the plots, as book/bookplot.py draws it: the course font (Debian fonts-nanum,
-# tools/sysdeps.sh) registered by path, else the Korean fonts Windows, macOS and Linux ship
-NANUM_GOTHIC = Path("/usr/share/fonts/truetype/nanum/NanumGothic.ttf")
-KOREAN_FAMILIES = ["NanumGothic", "Malgun Gothic", "AppleGothic", "Noto Sans CJK KR"]
 
 
 class ReportError(Exception):
@@ -140,9 +131,10 @@ def cell_verdict(cell):
 def read_autograded(path):
     """({grade_id: (outcome, message)} in notebook order, grading seconds or None, the
     submission's problems (see nbgrader_plugin.write_verdicts))."""
-    nb = nbformat.read(str(path), as_version=4)
-    verdicts = {nbio.grade_id(c): cell_verdict(c) for c in nb.cells if nbio.is_test(c)}
-    meta = nb.metadata.get("autograder")
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))  # written by this course's plugin
+    cells = nb.get("cells", [])  # (nbformat.read would validate it again: 8x the time)
+    verdicts = {nbio.grade_id(c): cell_verdict(c) for c in cells if nbio.is_test(c)}
+    meta = nb.get("metadata", {}).get("autograder")
     if not isinstance(meta, dict):
         return verdicts, None, []
     return verdicts, meta.get("seconds"), [str(p) for p in meta.get("problems", [])]
@@ -231,83 +223,6 @@ def problems(cells, rows):
 def notebook_seconds(rows):
     """[(student, notebook, seconds)] of the notebooks whose grading time was recorded."""
     return [(r.student, n, s) for r in rows for n, s in r.seconds.items() if s is not None]
-
-
-# ------------------------------------------------------------------ plots
-
-
-def korean_fonts():
-    """matplotlib's font.family for Korean labels: DejaVu Sans for Latin text, then the first
-    Korean family matplotlib knows (none found: Hangul is drawn as boxes, with a warning)."""
-    if NANUM_GOTHIC.is_file():
-        font_manager.fontManager.addfont(str(NANUM_GOTHIC))
-    known = {f.name for f in font_manager.fontManager.ttflist}
-    korean = next((name for name in KOREAN_FAMILIES if name in known), None)
-    return ["DejaVu Sans"] + ([korean] if korean else [])
-
-
-def korean_plot(draw):
-    """``draw`` run with korean_fonts() (the report never changes matplotlib's global rc)."""
-
-    @functools.wraps(draw)
-    def drawn(*args, **kw):
-        with rc_context({"font.family": korean_fonts()}):
-            return draw(*args, **kw)
-
-    return drawn
-
-
-def png(fig, alt):
-    FigureCanvasAgg(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    data = base64.b64encode(buf.getvalue()).decode("ascii")
-    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
-
-
-@korean_plot
-def score_plot(rows, max_score):
-    fig = Figure(figsize=(6, 3))
-    ax = fig.subplots()
-    top = max(max_score, 1)
-    bins = [i - 0.5 for i in range(int(top) + 2)] if top <= 30 else 20  # one bar per point
-    ax.hist([r.score for r in rows], bins=bins, color="#4c72b0", edgecolor="white")
-    ax.set_xlabel(f"총점 (만점 {max_score:g})")
-    ax.set_ylabel("학생 수")
-    ax.set_title("점수 분포")
-    return png(fig, "점수 분포")
-
-
-@korean_plot
-def outcome_plot(cells, counts, n):
-    fig = Figure(figsize=(7, 0.5 * len(cells) + 1.5))
-    ax = fig.subplots()
-    names = [label(c) for c in reversed(cells)]
-    left = [0] * len(cells)
-    for outcome in OUTCOMES + ("missing",):
-        values = [counts[c[:2]][outcome] for c in reversed(cells)]
-        if any(values):
-            ax.barh(names, values, left=left, color=COLORS[outcome], label=KOREAN[outcome])
-            left = [a + b for a, b in zip(left, values, strict=True)]
-    ax.set_xlim(0, max(n, 1))
-    ax.set_xlabel("학생 수")
-    ax.set_title("테스트 셀별 결과 (초록: 통과)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
-    return png(fig, "테스트 셀별 결과")
-
-
-@korean_plot
-def time_plot(timings):
-    fig = Figure(figsize=(6, 3))
-    ax = fig.subplots()
-    if timings:
-        ax.hist([s for _, _, s in timings], bins=20, color="#55a868")
-    else:
-        ax.text(0.5, 0.5, "기록된 채점 시간 없음", ha="center", transform=ax.transAxes)
-    ax.set_xlabel("노트북 하나의 채점 시간 (초)")
-    ax.set_ylabel("노트북 수")
-    ax.set_title("채점 시간")
-    return png(fig, "노트북별 채점 시간")
 
 
 # ------------------------------------------------------------------ output
@@ -443,6 +358,8 @@ th{background:#eee}td{vertical-align:top}"""
 
 
 def render_html(coursedir, assignment, cells, rows, out_dir):
+    from autograder.class_plots import outcome_plot, score_plot, time_plot
+
     max_score = rows[0].max_score
     n = len(rows)
     counts, messages = outcome_counts(cells, rows), failure_messages(cells, rows)

@@ -176,6 +176,7 @@ def test_plots_are_labelled_in_korean_with_a_korean_font():
 
     import matplotlib
 
+    from autograder import class_plots as plots
     from autograder import class_report as cr
 
     cells = [("softmax", "test_a", 2.0), ("softmax", "test_b", 3.0)]
@@ -183,14 +184,14 @@ def test_plots_are_labelled_in_korean_with_a_korean_font():
     for i, r in enumerate(rows):
         r.outcomes = {c[:2]: cr.OUTCOMES[i % 4] for c in cells}
     before = list(matplotlib.rcParams["font.family"])
-    assert cr.korean_fonts()[1:], "no Korean font (tools/sysdeps.sh installs fonts-nanum)"
+    assert plots.korean_fonts()[1:], "no Korean font (tools/sysdeps.sh installs fonts-nanum)"
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # "Glyph ... missing from font(s)" is a UserWarning
         images = [
-            cr.score_plot(rows, 5.0),
-            cr.outcome_plot(cells, cr.outcome_counts(cells, rows), len(rows)),
-            cr.time_plot([("s0", "softmax", 1.5)]),
-            cr.time_plot([]),
+            plots.score_plot(rows, 5.0),
+            plots.outcome_plot(cells, cr.outcome_counts(cells, rows), len(rows)),
+            plots.time_plot([("s0", "softmax", 1.5)]),
+            plots.time_plot([]),
         ]
     assert matplotlib.rcParams["font.family"] == before
     assert [re.search(r'alt="([^"]*)"', i).group(1) for i in images] == [
@@ -202,6 +203,20 @@ def test_plots_are_labelled_in_korean_with_a_korean_font():
     source = Path(cr.__file__).read_text(encoding="utf-8")
     for call in re.findall(r"ax\.(?:set_xlabel|set_ylabel|set_title|text)\(([^\n]*)", source):
         assert re.search("[가-힣]", call), call  # every axis label and title is Korean
+
+
+def test_batch_summary_reads_the_gradebook_without_matplotlib():
+    """The batch command's summary (cli.summary) reads the gradebook with class_report; the
+    plots' module, and matplotlib with it (about half a second of CPU), load only for a report."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import autograder.cli, autograder.class_report; "
+        "print(sorted(m for m in ('matplotlib', 'autograder.class_plots') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_failures_are_counted_by_the_misconception_they_name():
