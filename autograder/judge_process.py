@@ -67,7 +67,8 @@ class JudgeLoop:
             for n, item in enumerate(items):
                 self.sibling[item] = items[(n + 1) % len(items)] if len(items) > 1 else None
         gc.collect()  # the checks, pytest and torch are loaded for good: later collections
-        gc.freeze()  # need not walk them again
+        gc.freeze()  # need not walk them again, and run less often (a check's tensors and
+        gc.set_threshold(5000, 10, 10)  # pytest's reports are short-lived)
         self.send({"op": "ready", "errors": self.errors})
         while True:
             line = self.file.readline()
