@@ -171,9 +171,10 @@ class Spec:
     the simulated GPU lets the judge see on a CPU grader.
 
     ``draws_on``: where random draws are made: "cpu" (a CPU generator whatever the inputs'
-    device), "input" (the inputs' device) or None (no rule). ``builds_on_device``: new tensors
-    are made on the device argument directly, never on the CPU and moved. ``returns_new``: the
-    result is a new tensor, never an input or a view of one."""
+    device), "input" (the inputs' device) or None (no rule); with a rule, never on the global
+    generator (checked on every call, as in :meth:`Student.fresh`). ``builds_on_device``: new
+    tensors are made on the device argument directly, never on the CPU and moved.
+    ``returns_new``: the result is a new tensor, never an input or a view of one."""
 
     draws_on: str | None = None
     builds_on_device: bool = False
@@ -194,7 +195,7 @@ class Student:
         self.spec = spec
         self._named_forbidden = named or str  # () -> "`torch.softmax` (`f` 셀, 3행): " or ""
         self.suspicions = []  # runtime signs of tampering, for Report.problems
-        self._rng_check = False  # call_fresh: the call may not draw from the global generator
+        self._rng_check = False  # fresh(): the calls may not draw from the global generator
         self._default_dtype = None  # see default_dtype()
         self.device = torch.device(device)
         self._seed = seed
@@ -203,7 +204,7 @@ class Student:
 
     def _request(self, op, **values):
         header = {"op": op, "device": self.device.type, "seed": self._seed}
-        if self._rng_check:
+        if self._rng_check or self.spec.draws_on is not None:
             header["rng_check"] = True
         if self._default_dtype is not None:
             header["default_dtype"] = str(self._default_dtype).removeprefix("torch.")

@@ -13,7 +13,7 @@ import torch
 
 from autograder import sandbox as sbx
 from autograder.checking import CheckFailed
-from autograder.judge import Grading, SandboxBackend
+from autograder.judge import Grading, SandboxBackend, Spec
 from autograder.policy import CodeFacts, cell_label, forbidden_ops
 from autograder.seeds import derive_seed, submission_seed
 
@@ -559,6 +559,25 @@ def test_seeded_call_may_not_use_the_global_generator(sandbox):
             s.call_fresh("bad", 3)
         expected = torch.rand(3, generator=torch.Generator().manual_seed(3))
         torch.testing.assert_close(s.call_fresh("good", 3), expected)
+    finally:
+        grading.end_function()
+
+
+def test_a_call_under_a_draws_on_rule_may_not_use_the_global_generator(sandbox):
+    """With ``spec(draws_on=...)`` every call is checked, not only those in ``fresh``: here two
+    calls in the test function's own child, the first of which seeds the global generator."""
+    cells = [
+        "def bad(seed):\n    torch.manual_seed(seed)\n    return torch.rand(3)\n"
+        "def good(seed):\n    g = torch.Generator().manual_seed(seed)\n"
+        "    return torch.rand(3, generator=g)\n"
+    ]
+    grading = Grading(SandboxBackend(sandbox), cells, 7, cells)
+    s = grading.student("t", torch.device("cpu"), spec=Spec(draws_on="cpu"))
+    try:
+        with pytest.raises(CheckFailed, match="전역 난수"):
+            s.call("bad", 3)
+        expected = torch.rand(3, generator=torch.Generator().manual_seed(4))
+        torch.testing.assert_close(s.call("good", 4), expected)
     finally:
         grading.end_function()
 
