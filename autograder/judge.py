@@ -456,8 +456,8 @@ class SandboxBackend:
     def __init__(self, sandbox):
         self.sandbox = sandbox
 
-    def open(self):
-        return self.sandbox.open()
+    def open(self, block=()):
+        return self.sandbox.open(block=block)
 
     def finish(self, session):
         return self.sandbox.finish(session)
@@ -469,7 +469,7 @@ class ReferenceBackend:
     def __init__(self, namespace):
         self.namespace = namespace
 
-    def open(self):
+    def open(self, block=()):
         return ReferenceSession(self.namespace)
 
     def finish(self, session):
@@ -545,7 +545,7 @@ class Grading:
             # made under the simulation returned CPU tensors)
             self.close_session()
         if self.session is None:
-            self.session, self.loaded = self.backend.open(), None
+            self.session, self.loaded = self.backend.open(forbidden_ops(forbid)), None
         if self.loaded != device:
             self.load(self.session, device, forbid, given)
             self.loaded = device
@@ -725,7 +725,7 @@ class Link:
         grading.close_session()
         if grading.broken is not None:
             raise grading.broken
-        session = grading.backend.open()
+        session = grading.backend.open(forbidden_ops(self.forbid))
         try:
             grading.load(session, self.device, self.forbid, self.given)
             self.pinned = session

@@ -439,8 +439,9 @@ class Sandbox:
         except Exception:
             self.close()  # open() will try again and report the error
 
-    def open(self, wall_s=None):
-        """Fork a fresh child for one check -> Session. Restarts the sandbox when needed."""
+    def open(self, wall_s=None, block=()):
+        """Fork a fresh child for one check -> Session, with the aten operators ``block``
+        blocked (see worker.block_for_child). Restarts the sandbox when needed."""
         if self._starting is not None:
             self._starting.join()
             self._starting = None
@@ -450,6 +451,7 @@ class Sandbox:
                 self.start()
             judge_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             spec = {"op": "spawn", "uid": self.uid, "limits": self.limits.child(), "wall_s": wall_s}
+            spec["block"] = sorted(block)
             try:
                 self.ctl.settimeout(10)
                 socket.send_fds(self.ctl, [json.dumps(spec).encode()], [child_end.fileno()])

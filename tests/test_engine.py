@@ -497,7 +497,7 @@ class RecordingBackend:
     def __init__(self):
         self.children, self.finished = [], []
 
-    def open(self):
+    def open(self, block=()):
         child = []
         self.children.append(child)
         return RecordingChild(child)

@@ -317,6 +317,30 @@ def test_blocked_operator_cannot_run_under_any_name(sandbox):
         assert s.call("a", torch.zeros(1, 2)).tolist() == [[0.5, 0.5]]
     finally:
         grading.end_function()
+    grading, s = student(sandbox, cells, ["softmax"])  # the zygote blocks it again
+    try:
+        with pytest.raises(CheckFailed, match=r"aten::\w*softmax"):
+            s.call("a", torch.randn(2, 3))
+    finally:
+        grading.end_function()
+
+
+class ZygoteBlocksNothing(SandboxBackend):
+    """Children forked without the zygote's blocking (as when it fails there)."""
+
+    def open(self, block=()):
+        return self.sandbox.open()
+
+
+def test_a_child_blocks_what_its_zygote_did_not(sandbox):
+    cells = ["def a(x):\n    return torch.ops.aten._softmax(x, -1, False)\n"]
+    grading = Grading(ZygoteBlocksNothing(sandbox), cells, 7, cells)
+    try:
+        s = grading.student("t", torch.device("cpu"), ["softmax"])
+        with pytest.raises(CheckFailed, match=r"aten::_softmax"):
+            s.call("a", torch.randn(2, 3))
+    finally:
+        grading.end_function()
 
 
 def test_in_place_change_is_seen_even_when_the_worker_is_fooled(sandbox):

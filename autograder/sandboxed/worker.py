@@ -454,18 +454,23 @@ BLOCK_KEYS = (
 def block_operators(bases):
     """Replace every kernel of the aten operators named ``bases`` (all overloads) with one that
     raises ``forbidden operator aten::NAME``: whatever Python name reaches the operator (a
-    public function, a method, an alias, ``torch.ops.aten...``), it cannot run. Called in the
-    child before any cell runs. The registration handle is kept alive with no Python reference
-    (it is not tracked by the garbage collector either), so student code cannot find it to undo
-    the registration."""
-    import ctypes
-
+    public function, a method, an alias, ``torch.ops.aten...``), it cannot run. Returns the
+    registration handle: the kernels are replaced while it lives (see keep_forever)."""
     lib = grader_library()
     for full in [f for b in bases for f in aten_overloads().get(b, ())]:
         name = full.partition("::")[2]
         for key in kernel_keys(full):
             lib.impl(name, key, _blocked(name), False)
-    ctypes.pythonapi.Py_IncRef(ctypes.py_object(lib))
+    return lib
+
+
+def keep_forever(handle):
+    """Hold a reference to ``handle`` that no Python code can find or drop: a registration
+    handle kept this way (it is not tracked by the garbage collector either) lasts as long as
+    the process, and the student's code cannot reach it to undo the registration."""
+    import ctypes
+
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(handle))
 
 
 def quiet_overrides():
@@ -658,9 +663,10 @@ class Child:
     """Serves the judge's requests on one socket; ``handle`` also runs in-process for the
     reference (see judge.ReferenceSession), so both paths share this code."""
 
-    def __init__(self, sock=None, namespace=None):
+    def __init__(self, sock=None, namespace=None, blocked=frozenset()):
         self.sock = sock
         self.ns = namespace
+        self.blocked = blocked  # operators blocked before this child was forked (see zygote)
         self.sources = []
         self.labels = []  # how messages name each cell (policy.cell_label, sent by the judge)
         self.sim = None  # SimulatedDevice, once a load asks for it (a CPU grader)
@@ -738,8 +744,9 @@ class Child:
         }
 
     def op_load(self, header, values):
-        if values.get("block"):
-            block_operators([str(b) for b in values["block"]])
+        missing = {str(b) for b in values.get("block") or ()} - self.blocked
+        if missing:  # the zygote blocks a check's operators before forking; these it did not
+            keep_forever(block_operators(sorted(missing)))
         self.ns = {"__name__": "__main__", "__builtins__": builtins}
         exec(PRELUDE, self.ns)
         self.sources = [str(src) for src in values.get("cells", [])]
@@ -940,9 +947,12 @@ def reply(header, values=None):
         return wire.encode({"ok": False, "error": "결과를 전송할 수 없습니다: " + short_error(e)})
 
 
-def child_main(sock, ctl, spec):
-    """Runs in the forked child; never returns."""
+def child_main(sock, ctl, spec, blocked=frozenset(), handle=None):
+    """Runs in the forked child; never returns. ``blocked``: the operators the zygote blocked
+    for this child, with the registration ``handle``, which the child keeps for good."""
     try:
+        if handle is not None:
+            keep_forever(handle)
         ctl.close()
         os.setsid()
         uid = spec.get("uid")
@@ -963,7 +973,7 @@ def child_main(sock, ctl, spec):
             os.dup2(null, fd)
         os.close(null)
         set_limits(dict(spec.get("limits", {}), uid=uid))
-        Child(sock).serve()
+        Child(sock, blocked=blocked).serve()
         os.chdir("/")
         shutil.rmtree(scratch, ignore_errors=True)  # lets the zygote skip the reaper
     except BaseException:
@@ -1127,6 +1137,7 @@ def zygote():
     gc.freeze()  # (and so do not copy the pages they live on)
     ctl = socket.socket(fileno=int(CONFIG["ctl_fd"]))
     ctl.send(json.dumps({"op": "ready", "pid": os.getpid()}).encode())
+    held = [frozenset(), None]  # the operators blocked here for the next child, and the handle
     while True:
         try:
             msg, fds, _, _ = socket.recv_fds(ctl, 65536, 1)
@@ -1144,9 +1155,10 @@ def zygote():
             continue
         spec["scratch_root"] = CONFIG.get("scratch_root", "/tmp")
         sock = socket.socket(fileno=fds[0])
+        block_for_child(spec, held)
         pid = os.fork()
         if pid == 0:
-            child_main(sock, ctl, spec)
+            child_main(sock, ctl, spec, *held)
         sock.close()
         spec["pid"] = pid
         # the judge's own clock ends the check (and asks for the kill); this one is the backstop
@@ -1158,6 +1170,22 @@ def zygote():
             if left_behind(spec):
                 status = "dirty"  # the judge replaces this sandbox
         ctl.send(json.dumps({"op": "done", "status": status}).encode())
+
+
+def block_for_child(spec, held):
+    """Make the zygote's blocked operators (``held``: [names, registration handle], updated in
+    place) those of the child it forks next (``spec["block"]``). Registering here, where
+    nothing else runs, spares the child the registrations (each writes a dozen pages of the
+    dispatcher's tables: a copy of each in every child) and costs the zygote little, a few
+    times per submission, as the checks' forbidden sets change. On an error nothing is blocked
+    here and the child blocks its own (Child.op_load)."""
+    want = frozenset(str(b) for b in spec.get("block") or ())
+    if want != held[0]:
+        held[:] = [frozenset(), None]  # the registrations end with their handle
+        try:
+            held[:] = [want, block_operators(sorted(want)) if want else None]
+        except Exception:
+            pass
 
 
 def left_behind(spec):
