@@ -571,37 +571,26 @@ def test_a_cpu_index_meeting_a_weight_on_the_device_fails(sandbox):
         grading.end_function()
 
 
-def test_seeded_call_may_not_use_the_global_generator(sandbox):
-    cells = [
-        "def bad(seed):\n    torch.manual_seed(seed)\n    return torch.rand(3)\n"
-        "def good(seed):\n    g = torch.Generator().manual_seed(seed)\n"
-        "    return torch.rand(3, generator=g)\n"
-    ]
-    grading, s = student(sandbox, cells)
-    try:
-        with pytest.raises(CheckFailed, match="전역 난수"):
-            s.call_fresh("bad", 3)
-        expected = torch.rand(3, generator=torch.Generator().manual_seed(3))
-        torch.testing.assert_close(s.call_fresh("good", 3), expected)
-    finally:
-        grading.end_function()
+SEEDED = [
+    "def bad(seed):\n    torch.manual_seed(seed)\n    return torch.rand(3)\n"
+    "def good(seed):\n    g = torch.Generator().manual_seed(seed)\n"
+    "    return torch.rand(3, generator=g)\n"
+]
 
 
-def test_a_call_under_a_draws_on_rule_may_not_use_the_global_generator(sandbox):
-    """With ``spec(draws_on=...)`` every call is checked, not only those in ``fresh``: here two
-    calls in the test function's own child, the first of which seeds the global generator."""
-    cells = [
-        "def bad(seed):\n    torch.manual_seed(seed)\n    return torch.rand(3)\n"
-        "def good(seed):\n    g = torch.Generator().manual_seed(seed)\n"
-        "    return torch.rand(3, generator=g)\n"
-    ]
-    grading = Grading(SandboxBackend(sandbox), cells, 7, cells)
-    s = grading.student("t", torch.device("cpu"), spec=Spec(draws_on="cpu"))
+@pytest.mark.parametrize("how", ["fresh", "draws_on"])
+def test_seeded_call_may_not_use_the_global_generator(sandbox, how):
+    """Checked on the calls in ``fresh`` (a seed check), and on every call of a check under
+    ``spec(draws_on=...)``, here in the test function's own child."""
+    grading = Grading(SandboxBackend(sandbox), SEEDED, 7, SEEDED)
+    spec = Spec(draws_on="cpu") if how == "draws_on" else Spec()
+    s = grading.student("t", torch.device("cpu"), spec=spec)
+    call = s.call_fresh if how == "fresh" else s.call
     try:
         with pytest.raises(CheckFailed, match="전역 난수"):
-            s.call("bad", 3)
+            call("bad", 3)
         expected = torch.rand(3, generator=torch.Generator().manual_seed(4))
-        torch.testing.assert_close(s.call("good", 4), expected)
+        torch.testing.assert_close(call("good", 4), expected)
     finally:
         grading.end_function()
 
