@@ -9,7 +9,7 @@ gradebook.db and autograded/ one notebook at a time, so that ``nbgrader generate
 ``nbgrader export`` work afterwards. Several assignments share one set of warm judges.
 
 With ``--scheduler tcp://HOST:PORT`` the notebooks are graded by the workers of a Dask
-scheduler instead (autograder/cluster.py); the gradebook is written here all the same. Without
+scheduler instead (autograder/engines/cluster.py); the gradebook is written here all the same. Without
 it Dask is not imported.
 """
 
@@ -25,7 +25,7 @@ import time
 import warnings
 from pathlib import Path
 
-from autograder.sandbox import UNSAFE_FLAG, SandboxLimits, SandboxUnavailable
+from autograder.judge.sandbox import UNSAFE_FLAG, SandboxLimits, SandboxUnavailable
 
 
 def parse(argv):
@@ -140,7 +140,7 @@ def run_nbgrader_autograde(course, assignment, student, grader):
     """nbgrader's Autograde converter in-process, taking its verdicts from ``grader``."""
     from nbgrader.apps.autogradeapp import AutogradeApp
 
-    from autograder.nbgrader_fixes import shared_gradebook_engine
+    from autograder.nbgrader.fixes import shared_gradebook_engine
 
     warnings.filterwarnings("ignore")
     logging.getLogger("traitlets").setLevel(logging.ERROR)
@@ -178,7 +178,7 @@ def summary(assignment, coursedir, seconds, engine, gradebook, not_written=()):
     gradebook's scores and late penalties, autograded/'s outcomes and problems: see
     class_report.py), so that it always agrees with the gradebook. ``not_written``: students
     whose notebooks the engine graded but nbgrader did not take (never in the gradebook)."""
-    from autograder.class_report import ReportError, attach_verdicts, gradebook_rows, label
+    from autograder.reporting.class_report import ReportError, attach_verdicts, gradebook_rows, label
 
     lines = []
     try:
@@ -266,7 +266,7 @@ def grade(args):
 def start_grading_engine(args, root):
     """(engine, course config): the engine of this run (local judges, or the Dask workers of
     ``--scheduler``) on the course's settings."""
-    from autograder.engine import Engine
+    from autograder.engines.local import Engine
 
     def start_engine(limits, config=None):
         options = config.EngineGrade if config is not None else {}
@@ -308,7 +308,7 @@ def grade_locked(args, root, engine, config, t0):
     from tqdm import tqdm
 
     from autograder import notebook as nbio
-    from autograder.nbgrader_plugin import BatchGrader, digest
+    from autograder.nbgrader.plugin import BatchGrader, digest
 
     error = missing_in_gradebook(config, root, args.assignment)
     if error:
@@ -394,7 +394,7 @@ def report(args):
     config = course_config(root)
     from nbgrader.coursedir import CourseDirectory
 
-    from autograder.class_report import ReportError, write_report
+    from autograder.reporting.class_report import ReportError, write_report
 
     coursedir = CourseDirectory(config=config, root=str(root))
     out = Path(args.out) if args.out else root / "reports"
@@ -409,7 +409,7 @@ def report(args):
 
 def start_cluster_engine(args, config, limits):
     """The Dask engine of ``--scheduler`` (imports dask only here)."""
-    from autograder.cluster import ClusterUnavailable, DaskEngine
+    from autograder.engines.cluster import ClusterUnavailable, DaskEngine
 
     options = config.EngineGrade
     try:

@@ -88,7 +88,7 @@ def student_bin(venv, name):
 
 @pytest.fixture(scope="session")
 def student_env(tmp_path_factory):
-    # not `student`: that is the hidden checks' fixture (autograder.pytest_plugin), and check
+    # not `student`: that is the hidden checks' fixture (autograder.judge.plugin), and check
     # modules under tests/ (fixtures, red team) would get this one instead
     """(python, env, workdir) of a fresh venv (temporary folder; .venv is never touched) with
     requirements-student.txt installed, created once per session."""

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from test_mistakes import SUITES, notebooks  # noqa: E402
 
-from autograder.engine import Engine  # noqa: E402
+from autograder.engines.local import Engine  # noqa: E402
 from autograder.report import MISCONCEPTION  # noqa: E402
 
 RULE_KINDS = {"device", "in-place", "forbidden", "randomness"}

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_mistakes import SUITES, source_notebook, with_cell  # noqa: E402
 
 from autograder import notebook as nbio  # noqa: E402
-from autograder.engine import Engine  # noqa: E402
+from autograder.engines.local import Engine  # noqa: E402
 
 
 def main(assignment, seed=1):

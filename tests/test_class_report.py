@@ -176,8 +176,8 @@ def test_plots_are_labelled_in_korean_with_a_korean_font():
 
     import matplotlib
 
-    from autograder import class_plots as plots
-    from autograder import class_report as cr
+    from autograder.reporting import plots
+    from autograder.reporting import class_report as cr
 
     cells = [("softmax", "test_a", 2.0), ("softmax", "test_b", 3.0)]
     rows = [cr.Row(f"s{i}", i, 5.0, {}) for i in range(4)]
@@ -212,8 +212,8 @@ def test_batch_summary_reads_the_gradebook_without_matplotlib():
     import sys
 
     code = (
-        "import sys; import autograder.cli, autograder.class_report; "
-        "print(sorted(m for m in ('matplotlib', 'autograder.class_plots') if m in sys.modules))"
+        "import sys; import autograder.cli, autograder.reporting.class_report; "
+        "print(sorted(m for m in ('matplotlib', 'autograder.reporting.plots') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -239,7 +239,7 @@ def test_batch_command_validates_notebooks_without_the_iri_grammar():
 def test_failures_are_counted_by_the_misconception_they_name():
     """Two cases of one test cell naming the same catalogued misconception count as one
     misconception; a message without a diagnosis is known by its first line."""
-    from autograder.class_report import misconception
+    from autograder.reporting.class_report import misconception
     from autograder.report import MISCONCEPTION
 
     a = f"softmax [dim=1]: {MISCONCEPTION} dim 인자를 쓰지 않았습니다\n값이 다릅니다"

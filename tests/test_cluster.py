@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from distributed import Client, LocalCluster
 
-from autograder import cluster
-from autograder.engine import JUDGE_STOPPED
+from autograder.engines import cluster
+from autograder.engines.local import JUDGE_STOPPED
 from autograder.report import empty_report
 from bench.cluster import course_env, grade_command, gradebook_rows, synthetic_class
 from bench.grading import filled
@@ -185,7 +185,7 @@ def test_cluster_grades_exactly_as_one_machine(dask_cluster, tmp_path):
         course,
     )
     imported = {line.split("|")[-1].strip() for line in local.stderr.splitlines() if "|" in line}
-    assert "autograder.engine" in imported and "autograder.cluster" not in imported
+    assert "autograder.engines.local" in imported and "autograder.engines.cluster" not in imported
     assert not any(m.split(".")[0] in ("dask", "distributed") for m in imported)
     local_rows, local_nbs = gradebook_rows(db), autograded(course)
 

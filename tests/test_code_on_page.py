@@ -396,7 +396,7 @@ def test_page_code_pasted_into_the_exercise_earns_no_item():
     """A graded exercise asks for more than its chapter shows: the chapter's own version of a
     graded function (all of the page's definitions pasted into the solution cell, the piece
     renamed to the graded name) fails that function's test cell."""
-    from autograder.engine import Engine
+    from autograder.engines.local import Engine
 
     todo = {}
     for chapter in CHAPTERS:

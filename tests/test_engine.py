@@ -20,10 +20,10 @@ import pytest
 import torch
 
 from autograder import notebook as nbio
-from autograder import sandbox as sbx
-from autograder.checking import CheckFailed, assert_close, expect_tensor
-from autograder.engine import Engine
-from autograder.judge import Grading, SandboxBackend, StudentCrashed, StudentTimeout
+from autograder.judge import sandbox as sbx
+from autograder.judge.checking import CheckFailed, assert_close, expect_tensor
+from autograder.engines.local import Engine
+from autograder.judge.grading import Grading, SandboxBackend, StudentCrashed, StudentTimeout
 from autograder.report import MISCONCEPTION
 from autograder.sandboxed import wire
 from autograder.seeds import new_run_seed
@@ -164,7 +164,7 @@ def test_cells_compiled_by_the_judge_run_in_the_child_as_their_own_cells():
     """The judge compiles each cell once per submission and sends the code as data; the child
     takes only a code object named as that cell, else compiles the source itself (a cell that
     does not compile reports its own SyntaxError in the child)."""
-    from autograder.judge import wire_code
+    from autograder.judge.grading import wire_code
     from autograder.sandboxed import worker
 
     src = "def f(x):\n    return x + 1\n"

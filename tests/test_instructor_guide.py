@@ -151,7 +151,7 @@ FAILURES = {
     "two runs at once": ("다른 채점이 이 과정 폴더에서 진행 중입니다", "autograder/cli.py"),
     "Ctrl-C": ("채점을 중단했습니다(Ctrl-C)", "autograder/cli.py"),
     "not written by nbgrader": ("nbgrader가 gradebook에 기록하지 않은 학생", "autograder/cli.py"),
-    "checksum warnings": ("has changed!", "autograder/nbgrader_plugin.py"),
+    "checksum warnings": ("has changed!", "autograder/nbgrader/plugin.py"),
     "student config warning": ("No nbgrader_config.py file found", "tools/release.py"),
     "student kernel warning": ("running over TCP without encryption", "requirements-student.txt"),
 }

@@ -195,7 +195,7 @@ def offline_math(page):
 
 def test_feedback_math_of_every_release_notebook_is_mathml():
     """Every formula of the course's release notebooks renders as MathML (none left as TeX)."""
-    from autograder.feedback import OfflineMathHTMLExporter
+    from autograder.nbgrader.feedback_page import OfflineMathHTMLExporter
 
     exporter = OfflineMathHTMLExporter()
     for path in sorted((REPO / "exercises/release").glob("*/*.ipynb")):
@@ -285,7 +285,7 @@ def test_match_cells_notes_every_graded_cell_that_does_not_match():
 
 
 def test_problems_are_escaped_in_the_feedback_cell():
-    from autograder.nbgrader_plugin import write_verdicts
+    from autograder.nbgrader.plugin import write_verdicts
     from autograder.report import Report
 
     nb = nbformat.v4.new_notebook()

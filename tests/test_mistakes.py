@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from autograder import notebook as nbio
-from autograder.engine import Engine
+from autograder.engines.local import Engine
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "exercises" / "source"

@@ -237,7 +237,7 @@ def _run(cmd, course, env, timeout):
 
 def _verify_sandbox(repo, course, port):
     """Run a probe in the real sandbox: limits set, no repo/course visible, no network."""
-    from autograder.engine import Engine
+    from autograder.engines.local import Engine
 
     probe = load_spec(REDTEAM / "probe_checks" / "probe.py")
     cell = probe.PROBE.replace("__REPO__", str(repo)).replace("__COURSE__", str(course))
@@ -278,7 +278,7 @@ def _sandbox_processes():
     """Host processes left running as a sandbox uid that no live sandbox holds (another engine
     grading on this machine at the same time keeps its uids locked: its processes are not
     ours to count)."""
-    from autograder.sandbox import UIDS, uid_in_use
+    from autograder.judge.sandbox import UIDS, uid_in_use
 
     out = []
     for p in Path("/proc").iterdir():
@@ -296,7 +296,7 @@ def _sandbox_processes():
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    from autograder.sandbox import check_bwrap
+    from autograder.judge.sandbox import check_bwrap
 
     check_bwrap()  # raises SandboxUnavailable (test error, not a skip) without bubblewrap
     tmp = tmp_path_factory.mktemp("redteam")
@@ -602,8 +602,8 @@ def test_hostile_failures_are_explained(graded):
 @pytest.fixture(scope="module")
 def sequential_engine():
     """One sandbox (jobs=1): every notebook is graded in the same container, one after another."""
-    from autograder.engine import Engine
-    from autograder.sandbox import SandboxLimits
+    from autograder.engines.local import Engine
+    from autograder.judge.sandbox import SandboxLimits
 
     eng = Engine(jobs=1, limits=SandboxLimits(wall_s=WALL_S))
     yield eng

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder import sandbox as sbx
-from autograder.checking import CheckFailed
-from autograder.judge import Grading, SandboxBackend, Spec
-from autograder.policy import CodeFacts, cell_label, forbidden_ops
+from autograder.judge import sandbox as sbx
+from autograder.judge.checking import CheckFailed
+from autograder.judge.grading import Grading, SandboxBackend, Spec
+from autograder.judge.policy import CodeFacts, cell_label, forbidden_ops
 from autograder.seeds import derive_seed, submission_seed
 
 REPO = Path(__file__).resolve().parents[1]
@@ -482,8 +482,8 @@ def test_sandbox_shows_no_host_path(sandbox):
 
 UNPRIVILEGED = """
 import sys, torch
-from autograder.judge import Grading, SandboxBackend
-from autograder.sandbox import Sandbox
+from autograder.judge.grading import Grading, SandboxBackend
+from autograder.judge.sandbox import Sandbox
 cells = [sys.argv[1]]
 sandbox = Sandbox(slot=7)
 grading = Grading(SandboxBackend(sandbox), cells, 1, cells)

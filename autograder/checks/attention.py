@@ -19,7 +19,7 @@ import math
 import pytest
 import torch
 
-from autograder.checking import HALF_TOL, assert_close, extreme, fail, randn
+from autograder.judge.checking import HALF_TOL, assert_close, extreme, fail, randn
 from solutions import attention as ref
 
 READY_MADE = ("scaled_dot_product_attention", "MultiheadAttention", "multi_head_attention_forward")

@@ -20,7 +20,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from autograder.checking import CheckFailed, assert_close, extreme, fail, randn
+from autograder.judge.checking import CheckFailed, assert_close, extreme, fail, randn
 from solutions import decoding as ref
 
 F16, BF16, F32, F64 = torch.float16, torch.bfloat16, torch.float32, torch.float64

@@ -24,7 +24,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autograder.checking import assert_close, fail, raised, randn
+from autograder.judge.checking import assert_close, fail, raised, randn
 from solutions import efficient as ref
 from solutions.masking import causal_mask, combine_masks
 

@@ -15,7 +15,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autograder.checking import (
+from autograder.judge.checking import (
     HALF_TOL,
     CheckFailed,
     assert_close,

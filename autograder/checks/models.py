@@ -22,7 +22,7 @@ import math
 import pytest
 import torch
 
-from autograder.checking import (
+from autograder.judge.checking import (
     HALF_TOL,
     CheckFailed,
     assert_close,

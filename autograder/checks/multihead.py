@@ -23,7 +23,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from autograder.checking import assert_close, fail, randn, seeded
+from autograder.judge.checking import assert_close, fail, randn, seeded
 from solutions import multihead as ref
 
 F32, F64, BF16, F16 = torch.float32, torch.float64, torch.bfloat16, torch.float16

@@ -25,7 +25,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from autograder.checking import HALF_TOL, assert_close, fail, randn, seeded
+from autograder.judge.checking import HALF_TOL, assert_close, fail, randn, seeded
 from solutions import normalization as ref
 
 F32, F64, F16, BF16 = torch.float32, torch.float64, torch.float16, torch.bfloat16

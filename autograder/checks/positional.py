@@ -21,7 +21,7 @@ import math
 import pytest
 import torch
 
-from autograder.checking import HALF_TOL, CheckFailed, assert_close, fail, raised, randn
+from autograder.judge.checking import HALF_TOL, CheckFailed, assert_close, fail, raised, randn
 from solutions import positional as ref
 
 F32, F64, F16, BF16 = torch.float32, torch.float64, torch.float16, torch.bfloat16

@@ -9,7 +9,7 @@ cross-entropy functions may not be used (the notebook says so).
 import pytest
 import torch
 
-from autograder.checking import HALF_TOL, assert_close, extreme, randn
+from autograder.judge.checking import HALF_TOL, assert_close, extreme, randn
 from solutions import softmax as ref
 
 READY_MADE = (

@@ -510,7 +510,7 @@ def kernel_keys(full):
     return [key for key in BLOCK_KEYS if has(full, key)]
 
 
-# operators that checks forbid today (see autograder/policy.py): the zygote looks up their
+# operators that checks forbid today (see autograder/judge/policy.py): the zygote looks up their
 # kernels once, so blocking them costs each child only the registrations
 LIKELY_BLOCKED = ("softmax", "attention", "norm", "nll", "cross_entropy", "logsumexp")
 

@@ -18,7 +18,7 @@ Where ``student`` comes from:
   (``solutions/<assignment>.py`` or the check module's ``REFERENCE``), through the wire encoding.
 - ``pytest autograder/checks/<assignment>.py --notebook PATH``: one notebook, in the sandbox,
   with the limits of the course's nbgrader_config.py (``--course``, default exercises/).
-- grading (autograder/judge_process.py): each submission in turn, in the sandbox.
+- grading (autograder/judge/process.py): each submission in turn, in the sandbox.
 """
 
 import importlib
@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.judge import Grading, Spec, feedback
+from autograder.judge.grading import Grading, Spec, feedback
 from autograder.seeds import derive_seed, new_run_seed
 
 GRADING = pytest.StashKey()  # the submission being graded (set by the judge process)
@@ -35,7 +35,7 @@ INSTRUCTOR = pytest.StashKey()  # {assignment: Grading} for --reference / --note
 RESULT = pytest.StashKey()  # item -> (outcome, feedback message) of its failure
 SUMMARY = pytest.StashKey()  # {(assignment, function): [outcome, message]} for --notebook
 ITEMS = pytest.StashKey()  # the collected items (for the --notebook summary)
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 DEVICES = [
     "cpu",
@@ -111,7 +111,7 @@ def grading_for(item):
 
 
 def instructor_grading(config, module, assignment):
-    from autograder.judge import ReferenceBackend, SandboxBackend
+    from autograder.judge.grading import ReferenceBackend, SandboxBackend
 
     seed = config.option.run_seed
     if config.getoption("reference"):
@@ -127,7 +127,7 @@ def instructor_grading(config, module, assignment):
         )
     from autograder import notebook as nbio
     from autograder.cli import course_config
-    from autograder.sandbox import Sandbox, SandboxLimits
+    from autograder.judge.sandbox import Sandbox, SandboxLimits
 
     course = nbio.Course(config.getoption("course"))
     submission, problems = nbio.read_submission(path)
@@ -186,7 +186,7 @@ def pytest_runtest_makereport(item, call):
         if grading is not None and outcome == "failed":
             message += grading.note()
         # the first failure is the verdict, except that a policy failure found after the test
-        # (a forbidden function, tampering: autograder/policy.py) names the root cause of a
+        # (a forbidden function, tampering: autograder/judge/policy.py) names the root cause of a
         # wrong result (a crash or a timeout stays what it was)
         earlier = item.stash.get(RESULT, None)
         if earlier is None or (call.when == "teardown" and earlier[0] == "failed"):

@@ -15,10 +15,10 @@ import re
 
 import torch
 
-from autograder.checking import CheckFailed, describe
-from autograder.policy import CodeFacts, cell_label, forbidden_ops
+from autograder.judge.checking import CheckFailed, describe
+from autograder.judge.policy import CodeFacts, cell_label, forbidden_ops
 from autograder.report import MISCONCEPTION
-from autograder.sandbox import StudentRaised, WorkerCrashed, WorkerTimeout, parse_reply
+from autograder.judge.sandbox import StudentRaised, WorkerCrashed, WorkerTimeout, parse_reply
 from autograder.sandboxed import wire, worker
 from autograder.sandboxed.worker import Child, default_dtype, manual_seed
 from autograder.seeds import derive_seed

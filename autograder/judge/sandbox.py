@@ -23,7 +23,7 @@ from pathlib import Path
 from traitlets import Float, Integer
 from traitlets.config import Configurable
 
-INSIDE = Path(__file__).resolve().parent / "sandboxed"  # the only grader code run in the sandbox
+INSIDE = Path(__file__).resolve().parents[1] / "sandboxed"  # the only grader code run in the sandbox
 UNSAFE_FLAG = "--unsafe-no-sandbox"
 UNSAFE_ENV = "AUTOGRADER_UNSAFE_NO_SANDBOX"
 INSTALL_HINT = (

@@ -2,7 +2,7 @@
 
 A check module (``autograder/checks/<assignment>.py``) is a pytest module whose test functions
 are named after the notebook's test cells and take the fixtures ``student``, ``rng`` and
-``device`` (see autograder/pytest_plugin.py). Everything else it needs is here:
+``device`` (see autograder/judge/plugin.py). Everything else it needs is here:
 
 - :func:`assert_close`, :func:`expect_tensor`, :func:`expect_device`, :func:`fail`: validate a
   student's result (type, dtype, shape, device, finiteness, values) and raise

@@ -5,7 +5,7 @@
     report, rebuilt_nb = engine.grade_notebook("softmax", template_nb, submission_nb)
     engine.close()
 
-Each judge (autograder/judge_process.py) runs one pytest session over the check modules of the
+Each judge (autograder/judge/process.py) runs one pytest session over the check modules of the
 assignments and grades one notebook at a time in its sandbox; jobs go to whichever judge is
 free. This process imports neither torch nor the checks. A judge that dies is restarted; the
 notebook it was grading gets a grader-error verdict (never a silent pass).
@@ -27,11 +27,11 @@ from pathlib import Path
 
 from autograder import notebook as nbio
 from autograder.report import Report, empty_report
-from autograder.sandbox import SandboxLimits, check_bwrap, kill_group, unsafe_requested
+from autograder.judge.sandbox import SandboxLimits, check_bwrap, kill_group, unsafe_requested
 from autograder.seeds import default_run_seed
 
 log = logging.getLogger("autograder")
-CHECKS_DIR = Path(__file__).resolve().parent / "checks"
+CHECKS_DIR = Path(__file__).resolve().parents[1] / "checks"
 BANG = "!" * 78
 JUDGE_STOPPED = "채점 오류 (grader error): the judge process stopped"
 UNSAFE_WARNING = f"""
@@ -99,7 +99,7 @@ class Judge:
         settings = dict(self.engine.settings, fd=theirs.fileno(), slot=self.slot, tmp=self.tmp)
         self.limits_sent = self.engine.limits_version
         with open(self.log_path, "wb") as errlog:
-            cmd = [sys.executable, "-m", "autograder.judge_process", json.dumps(settings)]
+            cmd = [sys.executable, "-m", "autograder.judge.process", json.dumps(settings)]
             # only the course's pytest plugin (judge_process loads it), not every plugin the venv
             # has installed (anyio's alone costs 0.6 s of start-up); one torch thread: a check's
             # tensors are tiny, and idle OpenMP threads spinning between ops took a third of a

@@ -1,6 +1,6 @@
 """One trusted judge process: a pytest session over the hidden checks, grading submissions in turn.
 
-Started by :class:`autograder.engine.Engine` as ``python -m autograder.judge_process SETTINGS``
+Started by :class:`autograder.engines.local.Engine` as ``python -m autograder.judge.process SETTINGS``
 (JSON: socket fd, check module paths, limits, run seed, sandbox slot). It owns one sandbox.
 pytest collects the check modules once (imports, assertion rewriting); then for every job read
 from the socket (assignment, grade_ids, cells) it runs the items of each test cell's test
@@ -35,7 +35,7 @@ class JudgeLoop:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item, call):
         """The item's report without pytest's long traceback text: nobody reads it here (the
-        verdict's message comes from autograder.pytest_plugin), and building it costs more
+        verdict's message comes from autograder.judge.plugin), and building it costs more
         than a failing check itself."""
         outcome, longrepr = "passed", None
         if call.excinfo is not None:
@@ -54,7 +54,7 @@ class JudgeLoop:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session):
-        from autograder.pytest_plugin import assignment_of
+        from autograder.judge.plugin import assignment_of
 
         for item in session.items:
             if "student" in item.fixturenames and not skipped(item):
@@ -87,7 +87,7 @@ class JudgeLoop:
         """New limits before the first job (the batch command reads them from the course's
         configuration while the judges start). Per-check limits apply from the next child;
         a sandbox-level one (tmpfs size, start-up time) restarts the sandbox."""
-        from autograder.sandbox import SandboxLimits
+        from autograder.judge.sandbox import SandboxLimits
 
         old, new = self.sandbox.limits, SandboxLimits(**values)
         self.sandbox.limits = new
@@ -101,8 +101,8 @@ class JudgeLoop:
     def grade(self, session, job):
         from _pytest.runner import runtestprotocol
 
-        from autograder.judge import Grading, SandboxBackend
-        from autograder.pytest_plugin import GRADING, RESULT
+        from autograder.judge.grading import Grading, SandboxBackend
+        from autograder.judge.plugin import GRADING, RESULT
         from autograder.report import Report, Verdict
         from autograder.seeds import submission_seed
 
@@ -203,7 +203,7 @@ UNUSED_PLUGINS = (
 
 def main():
     settings = json.loads(sys.argv[1])
-    from autograder.sandbox import Sandbox, SandboxLimits
+    from autograder.judge.sandbox import Sandbox, SandboxLimits
 
     limits = SandboxLimits(**settings["limits"])
     sandbox = Sandbox(
@@ -212,7 +212,7 @@ def main():
     sandbox.start_async()  # the zygote imports torch while this process imports the checks
     sock = socket.socket(fileno=settings["fd"])
     loop = JudgeLoop(sock, sandbox, settings["run_seed"])
-    args = [*settings["paths"], "-q", "-p", "autograder.pytest_plugin", "-p", "no:cacheprovider"]
+    args = [*settings["paths"], "-q", "-p", "autograder.judge.plugin", "-p", "no:cacheprovider"]
     args += ["--capture=no"]
     # plugins the checks never use; each one a run loads adds its hooks to every item's phases
     for plugin in UNUSED_PLUGINS:

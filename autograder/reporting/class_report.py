@@ -23,7 +23,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from tqdm import tqdm
 
 from autograder import notebook as nbio
-from autograder.nbgrader_plugin import ENAMES
+from autograder.nbgrader.plugin import ENAMES
 from autograder.report import MISCONCEPTION, OUTCOMES
 
 OUTCOME_OF = {ename: outcome for outcome, ename in ENAMES.items()}
@@ -358,7 +358,7 @@ th{background:#eee}td{vertical-align:top}"""
 
 
 def render_html(coursedir, assignment, cells, rows, out_dir):
-    from autograder.class_plots import outcome_plot, score_plot, time_plot
+    from autograder.reporting.plots import outcome_plot, score_plot, time_plot
 
     max_score = rows[0].max_score
     n = len(rows)

@@ -41,7 +41,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells, SaveAut
 from sqlalchemy.orm import joinedload
 from traitlets import Bool, Instance, Integer, Unicode, default
 
-from autograder import nbgrader_fixes
+from autograder.nbgrader import fixes as nbgrader_fixes
 from autograder import notebook as nbio
 from autograder.report import Report, Verdict
 
@@ -82,8 +82,8 @@ class OnDemandGrader(Grader):
 
     def grade(self, preprocessor, resources, nb):
         if self.engine is None:
-            from autograder.engine import Engine
-            from autograder.sandbox import SandboxLimits
+            from autograder.engines.local import Engine
+            from autograder.judge.sandbox import SandboxLimits
 
             self.engine = Engine(
                 jobs=preprocessor.jobs,
@@ -433,4 +433,4 @@ def configure(c, jobs=1, checks_dir="", unsafe_no_sandbox=False):
     c.EngineGrade.checks_dir = checks_dir
     c.EngineGrade.unsafe_no_sandbox = unsafe_no_sandbox
     # feedback pages show their math offline: MathML written with the page, no MathJax CDN
-    c.GenerateFeedback.exporter_class = "autograder.feedback.OfflineMathHTMLExporter"
+    c.GenerateFeedback.exporter_class = "autograder.nbgrader.feedback_page.OfflineMathHTMLExporter"

@@ -11,7 +11,7 @@ from matplotlib import font_manager, rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from autograder.class_report import COLORS, KOREAN, label
+from autograder.reporting.class_report import COLORS, KOREAN, label
 from autograder.report import OUTCOMES
 
 # Hangul in the plots, as book/bookplot.py draws it: the course font (Debian fonts-nanum,

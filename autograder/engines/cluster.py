@@ -3,7 +3,7 @@
 The command (on the instructor's machine) reads the submissions, rebuilds each notebook on the
 trusted release template and sends one Dask task per notebook, :func:`grade_task`, to the
 workers of a ``dask.distributed`` scheduler. Each worker process keeps its own
-:class:`autograder.engine.Engine` (judges and sandboxes, one per worker thread), created at the
+:class:`autograder.engines.local.Engine` (judges and sandboxes, one per worker thread), created at the
 run's first task (or by the command's warm-up call) and kept for the run: the same engine, the
 same limits and the same secret run seed as on one machine. The task returns the Report as
 plain data; nbgrader's Autograde converter in the command writes the gradebook, exactly as for
@@ -50,7 +50,7 @@ def fingerprint(checks_dir, assignments):
     """sha256 over what a judge loads to grade: the assignments' check modules and the reference
     solutions (``solutions/*.py``), by file name, so that a worker whose repository differs from
     the command's is refused instead of grading with other checks."""
-    from autograder.engine import check_paths
+    from autograder.engines.local import check_paths
 
     files = [Path(p) for p in check_paths(checks_dir, assignments)]
     spec = importlib.util.find_spec("solutions")
@@ -94,8 +94,8 @@ def _run_key(settings):
 def worker_engine(run, jobs):
     """This process's Engine for the run (RunSettings; started at the first call; engines of
     earlier runs that are idle are closed), marked busy until :func:`release`."""
-    from autograder.engine import Engine
-    from autograder.sandbox import SandboxLimits
+    from autograder.engines.local import Engine
+    from autograder.judge.sandbox import SandboxLimits
 
     settings = run.data
     key = _run_key(settings)
@@ -146,7 +146,7 @@ def grade_task(run, assignment, grade_ids, cells, solutions, public=None):
         report = report.result()
     finally:
         release(entry)
-    from autograder.engine import JUDGE_STOPPED
+    from autograder.engines.local import JUDGE_STOPPED
 
     if any(v.message == JUDGE_STOPPED for v in report.verdicts.values()):
         raise JudgeStopped("the judge process stopped while grading this notebook")
@@ -222,8 +222,8 @@ class DaskEngine:
     ):
         from distributed import Client
 
-        from autograder.engine import UNSAFE_WARNING
-        from autograder.sandbox import SandboxLimits, unsafe_requested
+        from autograder.engines.local import UNSAFE_WARNING
+        from autograder.judge.sandbox import SandboxLimits, unsafe_requested
         from autograder.seeds import default_run_seed
 
         self.unsafe = unsafe_requested(unsafe)
@@ -267,7 +267,7 @@ class DaskEngine:
             print(UNSAFE_WARNING, file=sys.stderr, flush=True)
 
     def describe(self):
-        from autograder.engine import judges_label
+        from autograder.engines.local import judges_label
 
         return f"{judges_label(self.jobs, self.unsafe)} on {self.workers} Dask worker(s) at start"
 
@@ -298,7 +298,7 @@ class DaskEngine:
         return ClusterVerdict(future, grade_ids)
 
     def submit_notebook(self, assignment, template, submission, name=None):
-        from autograder.engine import submit_notebook
+        from autograder.engines.local import submit_notebook
 
         return submit_notebook(self, assignment, template, submission, name)
 
