@@ -21,7 +21,7 @@ import threading
 import torch
 
 from autograder.report import MISCONCEPTION
-from autograder.sandboxed.worker import manual_seed
+from autograder.sandboxed.tensors import manual_seed
 
 MAX_SHOW = 6  # elements shown per tensor in a summary
 PASTE_CHARS = 2500  # a counterexample's inputs are printed as Python up to this many characters

@@ -5,12 +5,12 @@ Hidden checks are pytest modules, ``autograder/checks/<assignment>.py``; a noteb
 
 - ``device``: ``torch.device('cpu')``, and ``'cuda'`` when present (skipped with its reason).
 - ``rng``: a ``torch.Generator`` seeded from the run seed and the test item.
-- ``student``: the student's code for this test function (:class:`autograder.judge.Student`).
+- ``student``: the student's code for this test function (:class:`autograder.judge.student.Student`).
 
 Markers: ``@pytest.mark.forbid("softmax", ...)``: the solution cells may not use these ready-made
 functions (attribute, import or getattr name); the check fails with the name and line.
 ``@pytest.mark.spec(...)``: what the notebook says of every call the check makes (see
-:class:`autograder.judge.Spec`), e.g. ``spec(builds_on_device=True)``.
+:class:`autograder.judge.student.Spec`), e.g. ``spec(builds_on_device=True)``.
 
 Where ``student`` comes from:
 
@@ -27,7 +27,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.judge.grading import Grading, Spec, feedback
+from autograder.judge.diagnosis import feedback
+from autograder.judge.grading import Grading
+from autograder.judge.student import Spec
 from autograder.seeds import derive_seed, new_run_seed
 
 GRADING = pytest.StashKey()  # the submission being graded (set by the judge process)
@@ -78,7 +80,8 @@ def pytest_configure(config):
         "these reference functions (a helper's mistake costs only the helper's own item)",
     )
     config.addinivalue_line(
-        "markers", "spec(**rules): what the notebook says of every call (autograder.judge.Spec)"
+        "markers",
+        "spec(**rules): what the notebook says of every call (autograder.judge.student.Spec)",
     )
     if config.getoption("run_seed", None) is None:
         config.option.run_seed = new_run_seed()

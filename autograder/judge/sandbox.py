@@ -1,6 +1,6 @@
 """Sandboxed worker processes: bubblewrap command line, limits, lifecycle.
 
-One :class:`Sandbox` = one bwrap container holding a warm zygote (sandboxed/worker.py) with torch
+One :class:`Sandbox` = one bwrap container holding a warm zygote (sandboxed/zygote.py) with torch
 imported.
 For every check the judge opens a :class:`Session`: the zygote forks a child that gets its own
 socket to the judge; the judge talks to it with a deadline and never trusts its exit status.
@@ -23,7 +23,11 @@ from pathlib import Path
 from traitlets import Float, Integer
 from traitlets.config import Configurable
 
-INSIDE = Path(__file__).resolve().parents[1] / "sandboxed"  # the only grader code run in the sandbox
+from autograder.sandboxed.protocol import Evidence, child_reply
+
+PACKAGE = Path(__file__).resolve().parents[1]  # autograder/
+INSIDE = PACKAGE / "sandboxed"  # the only grader code run in the sandbox
+BOOT = "/grader/autograder/sandboxed/boot.py"  # where bwrap_command binds it
 UNSAFE_FLAG = "--unsafe-no-sandbox"
 UNSAFE_ENV = "AUTOGRADER_UNSAFE_NO_SANDBOX"
 INSTALL_HINT = (
@@ -120,6 +124,12 @@ def site_dirs():
     return out
 
 
+def sandboxed_files():
+    """The Python files the sandbox holds: autograder/sandboxed/*.py and the package's own
+    __init__.py (a docstring), bound read-only under /grader with their package paths."""
+    return [PACKAGE / "__init__.py", *sorted(INSIDE.glob("*.py"))]
+
+
 def gpu_nodes():
     return sorted(str(p) for p in Path("/dev").glob("nvidia*"))
 
@@ -182,15 +192,15 @@ def bwrap_command(exe, ctl_fd, limits, uid):
     for i, d in enumerate(site_dirs()):
         cmd += ["--ro-bind", d, f"/sandbox/site-packages/{i}"]
         inside.append(f"/sandbox/site-packages/{i}")
-    for name in ("worker.py", "wire.py"):
-        cmd += ["--ro-bind", str(INSIDE / name), f"/grader/{name}"]
+    for path in sandboxed_files():
+        cmd += ["--ro-bind", str(path), "/grader/" + path.relative_to(PACKAGE.parent).as_posix()]
     for node in nodes:
         cmd += ["--dev-bind", node, node]
     if nodes:  # the CUDA driver reads PCI topology from /sys (no course files there)
         cmd += ["--ro-bind", "/sys", "/sys"]
     config = {"ctl_fd": ctl_fd, "site_dirs": inside, "sandboxed": True, "scratch_root": "/tmp"}
     config["gpu"] = bool(nodes)
-    cmd += ["--chdir", "/tmp", py, "-I", "-S", "/grader/worker.py", json.dumps(config)]
+    cmd += ["--chdir", "/tmp", py, "-I", "-S", BOOT, json.dumps(config)]
     return cmd
 
 
@@ -209,14 +219,14 @@ class Session:
         return self.sock.recv(n)
 
     def request(self, header, values=None, answer=None):
-        """Send one request; return (header, values) of the validated reply. ``answer(name,
+        """Send one request -> the validated reply, a protocol.ChildReply. ``answer(name,
         values) -> frame``: the judge's answers to the questions the child asks about a given
-        helper on the way (see worker.Child.given); without it a question ends the request.
+        helper on the way (see sandboxed.given); without it a question ends the request.
 
         The tensors of a call travel in a memfd that the child maps and computes on (CPU
-        inputs are views of it); after the reply, the judge reads the memfd back and adds
-        ``values["changed"]``: the blob keys of the input tensors whose bytes the student's
-        code changed in place. The judge sees this itself; nothing the child says enters it.
+        inputs are views of it); after the reply, the judge reads the memfd back: the blob keys
+        of the input tensors whose bytes the student's code changed in place are the reply's
+        ``evidence.changed``. The judge sees this itself; nothing the child says enters it.
         """
         from autograder.sandboxed import wire  # imports torch; kept out of import for start-up
 
@@ -252,9 +262,9 @@ class Session:
             after = os.pread(fd, len(sent), 0) if fd is not None else sent
             if fd is not None:
                 os.close(fd)
-        reply, values = parse_reply(head, blob)
-        values["changed"] = wire.changed_tensors(sent, after) if fd is not None else []
-        return reply, values
+        _, values = parse_reply(head, blob)
+        changed = wire.changed_tensors(sent, after) if fd is not None else []
+        return child_reply(header["op"], values, Evidence(tuple(changed)))
 
 
 def zygote_pid(pid):
@@ -273,7 +283,7 @@ def zygote_pid(pid):
 def anonymous_regions(pid):
     """[[start, end], ...]: the private anonymous memory (Python's and malloc's heaps) of the
     zygote started as ``pid`` (see zygote_pid), read here from /proc, which the sandbox does
-    not have; [] if unreadable. The zygote backs these with huge pages (worker.huge_pages)."""
+    not have; [] if unreadable. The zygote backs these with huge pages (zygote.huge_pages)."""
     try:
         maps = Path(f"/proc/{zygote_pid(pid)}/maps").read_text().splitlines()
     except OSError:
@@ -365,7 +375,7 @@ class Sandbox:
             os.mkdir(scratch)
             config = {"ctl_fd": fd, "site_dirs": [], "sandboxed": False, "scratch_root": scratch}
             config["gpu"] = bool(gpu_nodes())
-            cmd = [sys.executable, "-I", str(INSIDE / "worker.py"), json.dumps(config)]
+            cmd = [sys.executable, "-I", str(INSIDE / "boot.py"), json.dumps(config)]
             env = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "HOME": self.tmp}
         else:
             cmd = bwrap_command(check_bwrap(), fd, self.limits, self.uid)
@@ -441,7 +451,7 @@ class Sandbox:
 
     def open(self, wall_s=None, block=()):
         """Fork a fresh child for one check -> Session, with the aten operators ``block``
-        blocked (see worker.block_for_child). Restarts the sandbox when needed."""
+        blocked (see zygote.block_for_child). Restarts the sandbox when needed."""
         if self._starting is not None:
             self._starting.join()
             self._starting = None
