@@ -1,32 +1,12 @@
 """Plot helpers shared by the book's pages (import bookplot; the kernel runs in book/).
 
 Only drawing code lives here. Every page calls use_korean_font() and use_sharp_figures() first:
-Hangul in figures does not depend on matplotlib's per-user font cache, and figures are sharp at 2x.
+Hangul in figures does not depend on matplotlib's per-user font cache (koreanfont.py registers
+the course font by its path), and figures are sharp at 2x.
 """
 
-from pathlib import Path
-
-import matplotlib.pyplot as plt
 import torch
-from matplotlib import font_manager
-
-# The course font (Debian fonts-nanum, installed by tools/sysdeps.sh), then the Korean fonts that
-# Windows, macOS and other Linux systems ship, for students running the chapter notebooks.
-NANUM_GOTHIC = Path("/usr/share/fonts/truetype/nanum/NanumGothic.ttf")
-KOREAN_FAMILIES = ["NanumGothic", "Malgun Gothic", "AppleGothic", "Noto Sans CJK KR"]
-
-
-def use_korean_font(path=NANUM_GOTHIC):
-    """Draw Latin text with DejaVu Sans and Hangul with the first Korean family matplotlib has.
-
-    The font file at ``path`` is registered by its path: matplotlib's font cache
-    (~/.cache/matplotlib) lists only the fonts installed when it was written, so a cache made
-    before fonts-nanum was installed would otherwise leave every Hangul glyph missing."""
-    if Path(path).is_file():
-        font_manager.fontManager.addfont(str(path))
-    known = {f.name for f in font_manager.fontManager.ttflist}
-    korean = next((name for name in KOREAN_FAMILIES if name in known), None)
-    plt.rcParams["font.family"] = ["DejaVu Sans"] + ([korean] if korean else [])
+from koreanfont import use_korean_font  # the pages import it from here
 
 
 def use_sharp_figures():
@@ -44,7 +24,7 @@ def show_matrix(ax, w, title, xlabels=None, ylabels=None, fmt="{:.2f}", cmap="Bl
     """Heatmap of a 2-D tensor (T, S) with its values written in the cells."""
     w = torch.as_tensor(w).detach().float().cpu()
     vmax = float(w.max()) if vmax is None else vmax
-    ax.imshow(w, cmap=cmap, vmin=0, vmax=vmax)
+    ax.imshow(w.numpy(), cmap=cmap, vmin=0, vmax=vmax)
     if xlabels is not None:
         ax.set_xticks(range(w.shape[1]), xlabels[: w.shape[1]], rotation=45)
     if ylabels is not None:
@@ -74,7 +54,7 @@ def show_weights(ax, w, title, labels, vmax=None):
 def show_mask(ax, mask, title):
     """Boolean keep-mask (T, S): O = may attend (True), x = blocked (False)."""
     m = torch.as_tensor(mask).detach().cpu()
-    ax.imshow(m, cmap="Greens", vmin=0, vmax=1.3)
+    ax.imshow(m.numpy(), cmap="Greens", vmin=0, vmax=1.3)
     ax.set_title(title)
     ax.set_xticks(range(m.shape[1]))
     ax.set_yticks(range(m.shape[0]))

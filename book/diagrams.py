@@ -3,7 +3,8 @@
 One function per diagram. Each draws with matplotlib patches and text only (no data, no
 randomness), labels in Korean following book/glossary.yml, and returns the Figure. Functions
 that take ``ax`` draw into it when given one; the others make their own multi-panel figure.
-Fonts come from book/matplotlibrc (DejaVu Sans + NanumGothic for Korean).
+Text is set in DejaVu Sans and the course's Korean font (koreanfont.korean_plot, which registers
+the font by its path), whatever matplotlib's font cache or rc holds.
 """
 
 import math
@@ -11,6 +12,7 @@ import re
 
 import matplotlib.pyplot as plt
 import numpy as np
+from koreanfont import korean_plot
 from matplotlib import colors as mcolors
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
 from matplotlib.transforms import offset_copy
@@ -177,6 +179,7 @@ def _cells(ax, x0, y0, grid, size=1.0, fc=None, text=None, fontsize=8, ec="white
 # Chapter 2: queries, keys and values; scaled dot-product attention
 
 
+@korean_plot
 def draw_qkv_flow(ax=None):
     """X is projected three times; Q and K make the weights, the weights mix V."""
     fig, ax = _canvas(ax, (0, 20), (0, 8.4), (10, 4.3))
@@ -221,6 +224,7 @@ def _sdpa_example():
     return scores, scaled, masked, weights, weights @ _V
 
 
+@korean_plot
 def draw_sdpa_steps(ax=None):
     """Scores, scaling, mask, row-wise softmax and the weighted sum on a 3-token example."""
     fig, ax = _canvas(ax, (-1.2, 23.4), (-1.3, 5.0), (10, 3.1))
@@ -306,6 +310,7 @@ def _mask_panel(ax, keep, qtokens, ktokens, title, note, note_xy):
     return note_xy
 
 
+@korean_plot
 def draw_masks():
     """Causal mask and padding mask as grids of what each query may see."""
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 4.4))
@@ -356,6 +361,7 @@ def draw_masks():
 # Chapter 4: multi-head attention
 
 
+@korean_plot
 def draw_multihead(ax=None):
     """Project once, split d_model into h heads, attend per head, concatenate, project with W_O."""
     fig, ax = _canvas(ax, (-3.2, 14.2), (1.2, 15.4), (8, 6.6))
@@ -451,6 +457,7 @@ def draw_multihead(ax=None):
 # Chapter 5: positional information
 
 
+@korean_plot
 def draw_positional_entry():
     """Absolute encodings are added once to the input; RoPE rotates q and k in every layer."""
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 5.2))
@@ -524,6 +531,7 @@ def draw_positional_entry():
     return fig
 
 
+@korean_plot
 def draw_rope_rotation():
     """RoPE turns each 2-D pair by m*theta_i; shifting both positions keeps the angle of q and k."""
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4.6), gridspec_kw={"width_ratios": [1.35, 1]})
@@ -635,6 +643,7 @@ def draw_rope_rotation():
 # Chapter 6: where the normalization sits
 
 
+@korean_plot
 def draw_pre_post_norm():
     """Post-norm puts LayerNorm on the residual path; pre-norm moves it onto the branch."""
     fig, axes = plt.subplots(1, 2, figsize=(9, 6.2))
@@ -730,6 +739,7 @@ def draw_pre_post_norm():
 # Chapter 7: efficient attention
 
 
+@korean_plot
 def draw_kv_cache(ax=None):
     """Each decoding step computes q, k, v of the new token only and reads the cached k/v."""
     fig, ax = _canvas(ax, (-4.6, 12.4), (-1.2, 9.4), (10, 5.6))
@@ -798,6 +808,7 @@ def draw_kv_cache(ax=None):
     return fig
 
 
+@korean_plot
 def draw_sliding_global():
     """Keys a query sees under a causal window, and under a bidirectional window + global token."""
     fig, (a, b) = plt.subplots(1, 2, figsize=(9.4, 4.6))
@@ -879,6 +890,7 @@ def _online_softmax_example():
     return s, states
 
 
+@korean_plot
 def draw_flash_tiling(ax=None):
     """Q blocks against K/V blocks; a query block keeps (m, l, O) and visits the key blocks."""
     fig, ax = _canvas(ax, (-2.6, 17.4), (-4.4, 8.4), (10.5, 6.6))
@@ -1002,6 +1014,7 @@ def draw_flash_tiling(ax=None):
     return fig
 
 
+@korean_plot
 def draw_head_sharing():
     """Query heads and the key/value heads they read under MHA, GQA and MQA (h = 8)."""
     fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.3))
@@ -1068,6 +1081,7 @@ def _residual(ax, x, w, y_from, y_to):
     _path(ax, [(x, y_from), (xr, y_from), (xr, y_to), (x + w / 2, y_to)], color=C["res"], lw=1.1)
 
 
+@korean_plot
 def draw_transformer_encoder_decoder(ax=None):
     """The original encoder-decoder Transformer (post-norm), with cross-attention."""
     fig, ax = _canvas(ax, (-0.6, 12.6), (-0.4, 13.4), (7.6, 8.4))
@@ -1153,6 +1167,7 @@ def draw_transformer_encoder_decoder(ax=None):
     return fig
 
 
+@korean_plot
 def draw_transformer_decoder_only(ax=None):
     """A GPT-style decoder-only model (pre-norm blocks, learned positions, final norm, LM head)."""
     fig, ax = _canvas(ax, (-1.4, 12.4), (-0.5, 12.9), (7.0, 6.6))
@@ -1218,7 +1233,7 @@ def draw_transformer_decoder_only(ax=None):
     return fig
 
 
-# The conceptual diagrams in book order (tests/test_diagrams.py draws every one).
+# The conceptual diagrams in book order (tests/book/test_diagrams.py draws every one).
 DIAGRAMS = [
     draw_qkv_flow,
     draw_sdpa_steps,

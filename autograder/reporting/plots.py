@@ -1,44 +1,18 @@
 """The class report's plots (class_report.render_html), drawn with matplotlib's object API and
-embedded as base64 PNG. Hangul labels use the course font, as book/bookplot.py draws it."""
+embedded as base64 PNG. Hangul labels use the course font as the book draws it (book/koreanfont.py,
+installed as the top-level module koreanfont); the report never changes matplotlib's global rc."""
 
 import base64
-import functools
 import html
 import io
-from pathlib import Path
 
-from matplotlib import font_manager, rc_context
+from koreanfont import korean_fonts as korean_fonts  # the report's font.family (tests use it)
+from koreanfont import korean_plot
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from autograder.reporting.class_report import COLORS, KOREAN, label
 from autograder.report import OUTCOMES
-
-# Hangul in the plots, as book/bookplot.py draws it: the course font (Debian fonts-nanum,
-# tools/sysdeps.sh) registered by path, else the Korean fonts Windows, macOS and Linux ship
-NANUM_GOTHIC = Path("/usr/share/fonts/truetype/nanum/NanumGothic.ttf")
-KOREAN_FAMILIES = ["NanumGothic", "Malgun Gothic", "AppleGothic", "Noto Sans CJK KR"]
-
-
-def korean_fonts():
-    """matplotlib's font.family for Korean labels: DejaVu Sans for Latin text, then the first
-    Korean family matplotlib knows (none found: Hangul is drawn as boxes, with a warning)."""
-    if NANUM_GOTHIC.is_file():
-        font_manager.fontManager.addfont(str(NANUM_GOTHIC))
-    known = {f.name for f in font_manager.fontManager.ttflist}
-    korean = next((name for name in KOREAN_FAMILIES if name in known), None)
-    return ["DejaVu Sans"] + ([korean] if korean else [])
-
-
-def korean_plot(draw):
-    """``draw`` run with korean_fonts() (the report never changes matplotlib's global rc)."""
-
-    @functools.wraps(draw)
-    def drawn(*args, **kw):
-        with rc_context({"font.family": korean_fonts()}):
-            return draw(*args, **kw)
-
-    return drawn
+from autograder.reporting.style import COLORS, KOREAN, label
 
 
 def png(fig, alt):
