@@ -14,12 +14,14 @@ import json
 import os
 import re
 import stat
+import sys
 from pathlib import Path
 
 import nbformat
 from nbformat.corpus.words import generate_corpus_id
 from traitlets import Integer
-from traitlets.config import Configurable
+from traitlets.config import Config, Configurable
+from traitlets.config.loader import PyFileConfigLoader
 
 MAX_BYTES = 20 << 20  # default of SubmissionLimits.max_bytes
 MAX_CELL_CHARS = 200_000
@@ -313,10 +315,24 @@ def graded_code(nb):
     return [c.source for c in nb.cells if c.cell_type == "code" and (is_solution(c) or is_given(c))]
 
 
-def public_tests(template):
-    """{grade_id: source} of the test cells of a trusted release ``template`` as the student
-    sees them (hidden parts removed): each is run against the submission too (judge)."""
-    return {grade_id(c): strip_hidden(c.source) for c in template.cells if is_test(c)}
+def public_tests(nb):
+    """{grade_id: source} of the test cells of a trusted notebook ``nb`` (a release template, or
+    a submission rebuilt on one) as the student sees them (hidden parts removed): each is run
+    against the submission too (judge)."""
+    return {grade_id(c): strip_hidden(c.source) for c in nb.cells if is_test(c)}
+
+
+def grading_job(nb):
+    """What a judge grades of a notebook rebuilt on its trusted template (:func:`rebuild`; see
+    protocol.py, "grade"): the test cells' grade_ids, the cells the worker runs, the student's
+    cells alone and the test cells' public code. The batch command, ``nbgrader autograde``, a
+    Dask worker and ``pytest --notebook`` all grade this same job."""
+    return {
+        "grade_ids": [gid for gid, _ in test_cells(nb)],
+        "cells": graded_code(nb),
+        "solutions": solution_code(nb),
+        "public": public_tests(nb),
+    }
 
 
 def strip_hidden(source):
@@ -352,6 +368,18 @@ def read_trusted(path):
 @functools.lru_cache(maxsize=64)
 def trusted_json(path, mtime_ns, size):
     return json.dumps(nbformat.read(path, as_version=4))
+
+
+def course_config(root, required=True):
+    """The traitlets Config of the course (its nbgrader_config.py, which sets c.SandboxLimits).
+    Without one: exit with a hint (the commands run in exercises/), or an empty Config when not
+    ``required``."""
+    path = Path(root) / "nbgrader_config.py"
+    if not path.is_file():
+        if required:
+            sys.exit(f"no nbgrader_config.py in {root} (run from exercises/)")
+        return Config()
+    return PyFileConfigLoader(path.name, path=str(path.parent)).load_config()
 
 
 class Course:

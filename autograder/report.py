@@ -7,6 +7,17 @@ from dataclasses import dataclass, field
 MISCONCEPTION = "흔한 실수로 보입니다."
 
 OUTCOMES = ("passed", "failed", "crashed", "timeout", "grader-error")
+# the error output's ``ename`` of each outcome in an autograded notebook (nbgrader/preprocessors
+# writes it, reporting/class_report reads it back)
+ENAMES = {
+    "failed": "CheckFailed",
+    "crashed": "StudentCrashed",
+    "timeout": "StudentTimeout",
+    "grader-error": "GraderError",
+}
+# why a Report holds no verdict of the checks (Report.reason), read by code, never by its message
+JUDGE_STOPPED = "judge-stopped"  # the judge process died or hung while grading the notebook
+CLUSTER_FAILED = "cluster-failed"  # the Dask task failed twice or on every worker
 
 
 @dataclass
@@ -32,17 +43,20 @@ class Report:
     verdicts: dict = field(default_factory=dict)
     seconds: float = 0.0
     problems: list = field(default_factory=list)
+    reason: str = ""  # "" when the checks decided, else why not (JUDGE_STOPPED, CLUSTER_FAILED)
 
     def to_data(self):
         rows = [[v.grade_id, v.outcome, v.message, v.seconds] for v in self.verdicts.values()]
-        return {"seconds": self.seconds, "verdicts": rows, "problems": list(self.problems)}
+        data = {"seconds": self.seconds, "verdicts": rows, "problems": list(self.problems)}
+        return dict(data, reason=self.reason)
 
     @classmethod
     def from_data(cls, data):
         verdicts = {gid: Verdict(gid, o, m, s) for gid, o, m, s in data["verdicts"]}
-        return cls(verdicts, data["seconds"], [str(p) for p in data.get("problems", [])])
+        problems = [str(p) for p in data.get("problems", [])]
+        return cls(verdicts, data["seconds"], problems, str(data.get("reason", "")))
 
 
-def empty_report(grade_ids, message, outcome="grader-error"):
+def empty_report(grade_ids, message, outcome="grader-error", reason=""):
     """A Report failing every test cell with the same message."""
-    return Report({gid: Verdict(gid, outcome, message) for gid in grade_ids})
+    return Report({gid: Verdict(gid, outcome, message) for gid in grade_ids}, reason=reason)

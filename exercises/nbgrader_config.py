@@ -8,7 +8,7 @@ limits: both read c.SandboxLimits below).
 
 import os
 
-from autograder.nbgrader.plugin import configure
+from autograder.nbgrader.config import configure
 
 c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "attention-transformers"

@@ -2,8 +2,8 @@
 
 The command (on the instructor's machine) reads the submissions, rebuilds each notebook on the
 trusted release template and sends one Dask task per notebook, :func:`grade_task`, to the
-workers of a ``dask.distributed`` scheduler. Each worker process keeps its own
-:class:`autograder.engines.local.Engine` (judges and sandboxes, one per worker thread), created at the
+workers of a ``dask.distributed`` scheduler. Each worker process keeps its own local Engine
+(engines/local.py: judges and sandboxes, one per worker thread), created at the
 run's first task (or by the command's warm-up call) and kept for the run: the same engine, the
 same limits and the same secret run seed as on one machine. The task returns the Report as
 plain data; nbgrader's Autograde converter in the command writes the gradebook, exactly as for
@@ -20,6 +20,7 @@ reported as a grader error on every test cell, never dropped. Grading is idempot
 result of the task that finished is used, and the gradebook is written once, by the command.
 """
 
+import dataclasses
 import hashlib
 import importlib.util
 import json
@@ -29,7 +30,16 @@ import threading
 import uuid
 from pathlib import Path
 
-from autograder.report import Report, empty_report
+from autograder.engines.base import (
+    UNSAFE_WARNING,
+    RunSettings,
+    check_paths,
+    judges_label,
+    submit_notebook,
+)
+from autograder.engines.local import Engine
+from autograder.judge.sandbox import SandboxLimits
+from autograder.report import CLUSTER_FAILED, JUDGE_STOPPED, Report, empty_report
 
 log = logging.getLogger("autograder")
 GRADER_FAILED = (
@@ -50,8 +60,6 @@ def fingerprint(checks_dir, assignments):
     """sha256 over what a judge loads to grade: the assignments' check modules and the reference
     solutions (``solutions/*.py``), by file name, so that a worker whose repository differs from
     the command's is refused instead of grading with other checks."""
-    from autograder.engines.local import check_paths
-
     files = [Path(p) for p in check_paths(checks_dir, assignments)]
     spec = importlib.util.find_spec("solutions")
     for folder in (spec.submodule_search_locations or []) if spec else []:
@@ -63,7 +71,7 @@ def fingerprint(checks_dir, assignments):
     return h.hexdigest()
 
 
-class RunSettings:
+class WorkerRun:
     """A run's settings for the workers (run seed, limits, checks, fingerprint) as the argument
     of every task: Dask logs the arguments of a task that fails, and this one shows none."""
 
@@ -92,10 +100,8 @@ def _run_key(settings):
 
 
 def worker_engine(run, jobs):
-    """This process's Engine for the run (RunSettings; started at the first call; engines of
+    """This process's Engine for the run (WorkerRun; started at the first call; engines of
     earlier runs that are idle are closed), marked busy until :func:`release`."""
-    from autograder.engines.local import Engine
-    from autograder.judge.sandbox import SandboxLimits
 
     settings = run.data
     key = _run_key(settings)
@@ -110,7 +116,7 @@ def worker_engine(run, jobs):
                     "this worker's hidden checks or solutions/ differ from the command's "
                     "(update its repository)"
                 )
-            engine = Engine(
+            run_settings = RunSettings(
                 jobs=jobs,
                 limits=SandboxLimits(**settings["limits"]),
                 unsafe=settings["unsafe"],
@@ -118,8 +124,9 @@ def worker_engine(run, jobs):
                 run_seed=settings["run_seed"],
                 assignments=settings["assignments"],
             )
+            engine = Engine(run_settings)
             entry = _ENGINES[key] = _Entry(engine)
-        if entry.engine.settings["limits"] != settings["limits"]:
+        if entry.engine.limits.as_dict() != settings["limits"]:
             entry.engine.set_limits(SandboxLimits(**settings["limits"]))
         entry.busy += 1
     return entry
@@ -146,9 +153,7 @@ def grade_task(run, assignment, grade_ids, cells, solutions, public=None):
         report = report.result()
     finally:
         release(entry)
-    from autograder.engines.local import JUDGE_STOPPED
-
-    if any(v.message == JUDGE_STOPPED for v in report.verdicts.values()):
+    if report.reason == JUDGE_STOPPED:
         raise JudgeStopped("the judge process stopped while grading this notebook")
     return report.to_data()
 
@@ -195,7 +200,7 @@ class ClusterVerdict:
                 self.report = Report.from_data(self.future.result(timeout=timeout))
             except Exception as e:  # KilledWorker, JudgeStopped twice, a worker's error
                 log.error("grading %s failed: %s: %s", self.future.key, type(e).__name__, e)
-                self.report = empty_report(self.grade_ids, GRADER_FAILED)
+                self.report = empty_report(self.grade_ids, GRADER_FAILED, reason=CLUSTER_FAILED)
             self.future.release()
         return self.report
 
@@ -209,39 +214,23 @@ class DaskEngine:
     an existing ``distributed.Client`` instead of an address (tests).
     """
 
-    def __init__(
-        self,
-        address=None,
-        limits=None,
-        unsafe=False,
-        checks_dir=None,
-        run_seed=None,
-        assignments=None,
-        wait_s=120,
-        client=None,
-    ):
+    def __init__(self, settings=None, address=None, wait_s=120, client=None, **fields):
         from distributed import Client
 
-        from autograder.engines.local import UNSAFE_WARNING
-        from autograder.judge.sandbox import SandboxLimits, unsafe_requested
-        from autograder.seeds import default_run_seed
-
-        self.unsafe = unsafe_requested(unsafe)
-        if self.unsafe:
-            print(UNSAFE_WARNING, file=sys.stderr, flush=True)
-        self.limits = limits or SandboxLimits()
-        self.run_seed = default_run_seed() if run_seed is None else run_seed
+        self.settings = (settings or RunSettings(**fields)).resolved(sandbox_here=False)
+        self.unsafe, self.limits = self.settings.unsafe, self.settings.limits
+        self.run_seed = self.settings.run_seed
         self.run_id = uuid.uuid4().hex[:12]
-        checks_dir = str(Path(checks_dir).resolve()) if checks_dir else None
-        self.settings = {
+        checks_dir, assignments = self.settings.checks_dir, self.settings.assignments
+        self.worker_settings = {
             "run_seed": self.run_seed,
             "limits": self.limits.as_dict(),
             "unsafe": self.unsafe,
             "checks_dir": checks_dir,
-            "assignments": list(assignments) if assignments else None,
+            "assignments": assignments,
             "fingerprint": fingerprint(checks_dir, assignments),
         }
-        self.run = RunSettings(self.settings)
+        self.run = WorkerRun(self.worker_settings)
         self.own_client = client is None
         try:
             self.client = client or Client(address, timeout="30s")
@@ -267,14 +256,13 @@ class DaskEngine:
             print(UNSAFE_WARNING, file=sys.stderr, flush=True)
 
     def describe(self):
-        from autograder.engines.local import judges_label
-
         return f"{judges_label(self.jobs, self.unsafe)} on {self.workers} Dask worker(s) at start"
 
     def set_limits(self, limits):
         """Limits for the tasks submitted from now on (workers apply them before grading)."""
         self.limits = limits
-        self.settings["limits"] = limits.as_dict()
+        self.settings = dataclasses.replace(self.settings, limits=limits)
+        self.worker_settings["limits"] = limits.as_dict()
 
     def submit(self, assignment, grade_ids, cells, solutions=(), name=None, public=None):
         """One Dask task grading one notebook -> ClusterVerdict (``result()`` -> Report). The
@@ -298,8 +286,6 @@ class DaskEngine:
         return ClusterVerdict(future, grade_ids)
 
     def submit_notebook(self, assignment, template, submission, name=None):
-        from autograder.engines.local import submit_notebook
-
         return submit_notebook(self, assignment, template, submission, name)
 
     def close(self, wait=True):

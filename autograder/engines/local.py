@@ -1,6 +1,8 @@
-"""Grading engine: a pool of trusted judge processes, each with its own sandbox.
+"""The local grading engine: a pool of trusted judge processes on this machine, each with its own
+sandbox (base.GradingEngine).
 
-    engine = Engine(jobs=4, assignments=["softmax"])   # starts the judges now
+    engine = Engine(RunSettings(jobs=4, assignments=["softmax"]))   # starts the judges now
+    engine = Engine(jobs=4, assignments=["softmax"])                 # the same, in short
     future = engine.submit("softmax", grade_ids, cells, solutions)   # -> Future[Report]
     report, rebuilt_nb = engine.grade_notebook("softmax", template_nb, submission_nb)
     engine.close()
@@ -12,6 +14,7 @@ notebook it was grading gets a grader-error verdict (never a silent pass).
 """
 
 import atexit
+import dataclasses
 import json
 import logging
 import os
@@ -25,50 +28,12 @@ import threading
 from concurrent.futures import Future
 from pathlib import Path
 
-from autograder import notebook as nbio
-from autograder.report import Report, empty_report
-from autograder.judge.sandbox import SandboxLimits, check_bwrap, kill_group, unsafe_requested
-from autograder.seeds import default_run_seed
+from autograder.engines.base import RunSettings, judges_label, submit_notebook
+from autograder.judge.sandbox import kill_group
+from autograder.report import JUDGE_STOPPED, Report, empty_report
 
 log = logging.getLogger("autograder")
-CHECKS_DIR = Path(__file__).resolve().parents[1] / "checks"
-BANG = "!" * 78
-JUDGE_STOPPED = "채점 오류 (grader error): the judge process stopped"
-UNSAFE_WARNING = f"""
-{BANG}
-!! UNSAFE: grading WITHOUT the bubblewrap sandbox (--unsafe-no-sandbox).
-!! Student code runs with your permissions: it can read solutions/, the hidden checks
-!! and the gradebook, write them, and reach the network.
-{BANG}"""
-
-
-def check_paths(checks_dir, assignments=None):
-    """Check module paths: <checks_dir>/<assignment>.py for each assignment (default: all)."""
-    checks_dir = Path(checks_dir or CHECKS_DIR)
-    if assignments is None:
-        skip = ("conftest.py", "__init__.py")
-        return sorted(str(p) for p in checks_dir.glob("*.py") if p.name not in skip)
-    out = []
-    for a in assignments:
-        if not str(a).isidentifier():
-            raise ValueError(f"bad assignment name {a!r}")
-        out.append(str(checks_dir / f"{a}.py"))
-    return out
-
-
-def submit_notebook(engine, assignment, template, submission, name=None):
-    """``submission`` rebuilt on the trusted ``template``, submitted to ``engine`` (this one or
-    the cluster engine) -> (Future[Report], rebuilt notebook)."""
-    nb = nbio.rebuild(template, submission)
-    grade_ids = [gid for gid, _ in nbio.test_cells(template)]
-    cells, solutions = nbio.graded_code(nb), nbio.solution_code(nb)
-    public = nbio.public_tests(template)
-    return engine.submit(assignment, grade_ids, cells, solutions, name=name, public=public), nb
-
-
-def judges_label(jobs, unsafe):
-    """'2 sandboxed judge(s)' (or UNSANDBOXED) for the batch command's summary."""
-    return f"{jobs} {'UNSANDBOXED' if unsafe else 'sandboxed'} judge(s)"
+JUDGE_STOPPED_MESSAGE = "채점 오류 (grader error): the judge process stopped"
 
 
 class Judge:
@@ -96,11 +61,12 @@ class Judge:
         # the judge is SIGKILLed when it stops (it may be stuck in a check), so what it leaves in
         # its folder is removed from here
         self.tmp = tempfile.mkdtemp(prefix=f"autograder-judge{self.slot}-")
-        settings = dict(self.engine.settings, fd=theirs.fileno(), slot=self.slot, tmp=self.tmp)
+        settings = dict(self.engine.judge_settings(), fd=theirs.fileno(), slot=self.slot)
+        settings["tmp"] = self.tmp
         self.limits_sent = self.engine.limits_version
         with open(self.log_path, "wb") as errlog:
             cmd = [sys.executable, "-m", "autograder.judge.process", json.dumps(settings)]
-            # only the course's pytest plugin (judge_process loads it), not every plugin the venv
+            # only the course's pytest plugin (judge/process.py loads it), not every plugin the venv
             # has installed (anyio's alone costs 0.6 s of start-up); one torch thread: a check's
             # tensors are tiny, and idle OpenMP threads spinning between ops took a third of a
             # judge's CPU time away from the other judges and the sandboxes
@@ -155,7 +121,7 @@ class Judge:
                 if self.fresh:
                     self.ready()
                 if self.limits_sent != self.engine.limits_version:
-                    limits = {"op": "limits", "limits": self.engine.settings["limits"]}
+                    limits = {"op": "limits", "limits": self.engine.limits.as_dict()}
                     self.file.write(json.dumps(limits).encode() + b"\n")
                     self.limits_sent = self.engine.limits_version
                 self.file.write(json.dumps(payload).encode() + b"\n")
@@ -166,7 +132,9 @@ class Judge:
                 if not self.engine.halted:  # Ctrl-C kills the judges: no failure to report
                     log.error("judge %d failed on a notebook: %s", self.slot, e)
                 self.stop()
-                future.set_result(empty_report(payload["grade_ids"], JUDGE_STOPPED))
+                future.set_result(
+                    empty_report(payload["grade_ids"], JUDGE_STOPPED_MESSAGE, reason=JUDGE_STOPPED)
+                )
 
     def kill(self):
         """SIGKILL the judge: a read waiting on it in the judge's thread ends at once."""
@@ -186,31 +154,13 @@ class Judge:
 
 
 class Engine:
-    """Thread-safe pool of ``jobs`` judge processes (each one sandbox)."""
+    """Thread-safe pool of ``settings.jobs`` judge processes (each one sandbox), for the run
+    ``settings`` (a RunSettings, or its fields as keywords)."""
 
-    def __init__(
-        self,
-        jobs=None,
-        limits=None,
-        unsafe=False,
-        checks_dir=None,
-        run_seed=None,
-        assignments=None,
-    ):
-        self.jobs = max(1, int(jobs or os.cpu_count() or 1))
-        self.limits = limits or SandboxLimits()
-        self.unsafe = unsafe_requested(unsafe)
-        if self.unsafe:
-            print(UNSAFE_WARNING, file=sys.stderr, flush=True)
-        else:
-            check_bwrap()  # refuse to grade without a working sandbox
-        self.run_seed = default_run_seed() if run_seed is None else run_seed
-        self.settings = {
-            "paths": check_paths(checks_dir, assignments),
-            "limits": self.limits.as_dict(),
-            "unsafe": self.unsafe,
-            "run_seed": self.run_seed,
-        }
+    def __init__(self, settings=None, **fields):
+        self.settings = (settings or RunSettings(**fields)).resolved()
+        self.jobs, self.unsafe = self.settings.jobs, self.settings.unsafe
+        self.run_seed, self.limits = self.settings.run_seed, self.settings.limits
         self.limits_version = 0
         self.halted = False  # set by close(wait=False): no judge starts again
         self.jobs_queue = queue.Queue()
@@ -221,11 +171,20 @@ class Engine:
         self.closed = False
         atexit.register(self.close)
 
+    def judge_settings(self):
+        """What a judge process starts from (JSON: see judge/process.py main)."""
+        return {
+            "paths": self.settings.check_paths(),
+            "limits": self.limits.as_dict(),
+            "unsafe": self.unsafe,
+            "run_seed": self.run_seed,
+        }
+
     def set_limits(self, limits):
         """Grade the jobs submitted from now on under ``limits`` (judges get them before their
         next job; only a change of tmpfs size or start-up time restarts a sandbox)."""
         self.limits = limits
-        self.settings["limits"] = limits.as_dict()
+        self.settings = dataclasses.replace(self.settings, limits=limits)
         self.limits_version += 1
 
     def job_timeout(self, payload):

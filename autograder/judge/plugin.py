@@ -5,38 +5,43 @@ Hidden checks are pytest modules, ``autograder/checks/<assignment>.py``; a noteb
 
 - ``device``: ``torch.device('cpu')``, and ``'cuda'`` when present (skipped with its reason).
 - ``rng``: a ``torch.Generator`` seeded from the run seed and the test item.
-- ``student``: the student's code for this test function (:class:`autograder.judge.student.Student`).
+- ``student``: the student's code for this test function (autograder.judge.student.Student).
 
 Markers: ``@pytest.mark.forbid("softmax", ...)``: the solution cells may not use these ready-made
 functions (attribute, import or getattr name); the check fails with the name and line.
 ``@pytest.mark.spec(...)``: what the notebook says of every call the check makes (see
-:class:`autograder.judge.student.Spec`), e.g. ``spec(builds_on_device=True)``.
+autograder.judge.student.Spec), e.g. ``spec(builds_on_device=True)``.
 
 Where ``student`` comes from:
 
 - ``pytest autograder/checks --reference``: the reference solutions in-process
-  (``solutions/<assignment>.py`` or the check module's ``REFERENCE``), through the wire encoding.
-- ``pytest autograder/checks/<assignment>.py --notebook PATH``: one notebook, in the sandbox,
-  with the limits of the course's nbgrader_config.py (``--course``, default exercises/).
+  (``solutions/<assignment>.py`` or the check module's ``REFERENCE``), through the wire encoding,
+  on inputs from a new random run seed (``--run-seed N`` to repeat one).
+- ``pytest autograder/checks/<assignment>.py --notebook PATH`` (the appeal path): one submitted
+  notebook graded exactly as the judge grades it (:class:`Appeal`: the same job, the same
+  procedure, judge/submission.py, public tests included, and the same seed: the grader secret
+  unless ``--run-seed``), in the sandbox with the limits of the course's nbgrader_config.py
+  (``--course``, default exercises/). It prints each test cell's verdict and feedback message,
+  byte for byte what the batch command writes into the student's feedback.
 - grading (autograder/judge/process.py): each submission in turn, in the sandbox.
 """
 
 import importlib
+import json
 from pathlib import Path
 
 import pytest
 import torch
 
+from autograder import notebook as nbio
 from autograder.judge.diagnosis import feedback
-from autograder.judge.grading import Grading
+from autograder.judge.grading import Grading, ReferenceBackend, SandboxBackend
+from autograder.judge.sandbox import Sandbox, SandboxLimits
 from autograder.judge.student import Spec
-from autograder.seeds import derive_seed, new_run_seed
+from autograder.judge.submission import GRADING, RESULT, CheckItems, assignment_of, grade
+from autograder.seeds import default_run_seed, derive_seed, new_run_seed
 
-GRADING = pytest.StashKey()  # the submission being graded (set by the judge process)
-INSTRUCTOR = pytest.StashKey()  # {assignment: Grading} for --reference / --notebook
-RESULT = pytest.StashKey()  # item -> (outcome, feedback message) of its failure
-SUMMARY = pytest.StashKey()  # {(assignment, function): [outcome, message]} for --notebook
-ITEMS = pytest.StashKey()  # the collected items (for the --notebook summary)
+REFERENCE = pytest.StashKey()  # {assignment: Grading} for --reference
 REPO = Path(__file__).resolve().parents[2]
 
 DEVICES = [
@@ -67,7 +72,15 @@ def pytest_addoption(parser):
         help="course root for --notebook (default: exercises/); its nbgrader_config.py sets the "
         "sandbox limits (c.SandboxLimits), as for grading",
     )
-    group.addoption("--run-seed", type=int, help="seed of the checks' inputs (default: random)")
+    group.addoption(
+        "--run-seed",
+        type=int,
+        help="run seed of the checks' inputs (default: --notebook, the grader secret, as the "
+        "batch command; --reference, a new random one)",
+    )
+    group.addoption(
+        "--report-json", metavar="PATH", help="--notebook: also write the Report as JSON here"
+    )
 
 
 def pytest_configure(config):
@@ -84,9 +97,13 @@ def pytest_configure(config):
         "spec(**rules): what the notebook says of every call (autograder.judge.student.Spec)",
     )
     if config.getoption("run_seed", None) is None:
-        config.option.run_seed = new_run_seed()
-    config.stash[INSTRUCTOR] = {}
-    config.stash[SUMMARY] = {}
+        if config.getoption("notebook", None):
+            config.option.run_seed = default_run_seed()
+        elif config.getoption("reference", False):
+            config.option.run_seed = new_run_seed()
+    config.stash[REFERENCE] = {}
+    if config.getoption("notebook", None):
+        config.pluginmanager.register(Appeal(config), "autograder-appeal")
 
 
 def pytest_report_header(config):
@@ -96,51 +113,72 @@ def pytest_report_header(config):
     return None
 
 
-def assignment_of(item):
-    return item.module.__name__.rsplit(".", 1)[-1]
-
-
 def grading_for(item):
-    """The Grading that ``item``'s student fixture talks to."""
+    """The Grading that ``item``'s student fixture talks to: the submission being graded (set by
+    judge/submission.py), else the reference solutions of its assignment (--reference)."""
     config = item.config
     current = config.stash.get(GRADING, None)
     if current is not None:
         return current
-    gradings = config.stash[INSTRUCTOR]
-    assignment = assignment_of(item)
-    if assignment not in gradings:
-        gradings[assignment] = instructor_grading(config, item.module, assignment)
-    return gradings[assignment]
-
-
-def instructor_grading(config, module, assignment):
-    from autograder.judge.grading import ReferenceBackend, SandboxBackend
-
-    seed = config.option.run_seed
-    if config.getoption("reference"):
-        ref = getattr(module, "REFERENCE", None)
-        ref = ref if ref is not None else importlib.import_module(f"solutions.{assignment}")
-        namespace = ref if isinstance(ref, dict) else vars(ref)
-        return Grading(ReferenceBackend(namespace), None, seed)
-    path = config.getoption("notebook")
-    if not path:
+    if not config.getoption("reference"):
         raise pytest.UsageError(
             "hidden checks need a student: run them with --reference (reference solutions) "
             "or --notebook PATH.ipynb (one submission, sandboxed)"
         )
-    from autograder import notebook as nbio
-    from autograder.cli import course_config
-    from autograder.judge.sandbox import Sandbox, SandboxLimits
+    gradings = config.stash[REFERENCE]
+    assignment = assignment_of(item)
+    if assignment not in gradings:
+        ref = getattr(item.module, "REFERENCE", None)
+        ref = ref if ref is not None else importlib.import_module(f"solutions.{assignment}")
+        namespace = ref if isinstance(ref, dict) else vars(ref)
+        gradings[assignment] = Grading(ReferenceBackend(namespace), None, config.option.run_seed)
+    return gradings[assignment]
 
-    course = nbio.Course(config.getoption("course"))
-    submission, problems = nbio.read_submission(path)
-    for p in problems:
-        print(f"{path}: {p}")
-    template = course.template(assignment, course.notebook_name(assignment, path))
-    sandbox = Sandbox(limits=SandboxLimits(config=course_config(course.root, required=False)))
-    config.add_cleanup(sandbox.close)
-    nb = nbio.rebuild(template, submission)
-    return Grading(SandboxBackend(sandbox), nbio.graded_code(nb), seed, nbio.solution_code(nb))
+
+class Appeal:
+    """``--notebook PATH``: grade that one notebook as a judge does, then print its Report."""
+
+    def __init__(self, config):
+        self.config = config
+        self.path = config.getoption("notebook")
+        self.report = None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session):
+        checks = CheckItems(session)
+        if len(checks.assignments()) != 1:
+            raise pytest.UsageError(
+                "--notebook grades one assignment: name its check module, e.g. "
+                "autograder/checks/softmax.py"
+            )
+        assignment = checks.assignments()[0]
+        course = nbio.Course(self.config.getoption("course"))
+        submission, problems = nbio.read_submission(self.path)
+        for p in problems:
+            print(f"{self.path}: {p}")
+        template = course.template(assignment, course.notebook_name(assignment, self.path))
+        job = dict(nbio.grading_job(nbio.rebuild(template, submission)), assignment=assignment)
+        limits = SandboxLimits(config=nbio.course_config(course.root, required=False))
+        with Sandbox(limits=limits) as sandbox:
+            run_seed = self.config.option.run_seed
+            self.report = grade(session, checks, SandboxBackend(sandbox), run_seed, job)
+        session.testsfailed = sum(not v.passed for v in self.report.verdicts.values())
+        out = self.config.getoption("report_json")
+        if out:
+            Path(out).write_text(json.dumps(self.report.to_data(), ensure_ascii=False))
+        return True
+
+    def pytest_terminal_summary(self, terminalreporter):
+        """One line per test cell with its feedback message, as the student's feedback shows."""
+        if self.report is None:
+            return
+        terminalreporter.section(f"grade per test cell: {self.path}")
+        for gid, verdict in self.report.verdicts.items():
+            terminalreporter.write_line(f"{gid}: {verdict.outcome.upper()}")
+            for line in verdict.message.splitlines():
+                terminalreporter.write_line("    " + line)
+        for problem in self.report.problems:
+            terminalreporter.write_line(f"! {problem}")
 
 
 @pytest.fixture(params=DEVICES)
@@ -185,19 +223,15 @@ def pytest_runtest_makereport(item, call):
         if label and label not in message:
             message = f"[{label}] {message}"
         current = item.config.stash.get(GRADING, None)
-        grading = current or item.config.stash[INSTRUCTOR].get(assignment_of(item))
+        grading = current or item.config.stash[REFERENCE].get(assignment_of(item))
         if grading is not None and outcome == "failed":
             message += grading.note()
         # the first failure is the verdict, except that a policy failure found after the test
-        # (a forbidden function, tampering: autograder/judge/policy.py) names the root cause of a
-        # wrong result (a crash or a timeout stays what it was)
+        # (a forbidden function, tampering: autograder/judge/policy.py) names the root cause of
+        # a wrong result (a crash or a timeout stays what it was)
         earlier = item.stash.get(RESULT, None)
         if earlier is None or (call.when == "teardown" and earlier[0] == "failed"):
             item.stash[RESULT] = (outcome, message)
-        key = (assignment_of(item), item.originalname)
-        first = item.config.stash[SUMMARY].setdefault(key, [outcome, message, item.name])
-        if first[2] == item.name:
-            first[:2] = item.stash[RESULT]
     return report
 
 
@@ -211,7 +245,7 @@ def case_label(item):
 
 
 def pytest_runtest_teardown(item, nextitem):
-    """--reference / --notebook: end the test function's worker after its last item."""
+    """--reference: end the test function's worker after its last item."""
     if item.config.stash.get(GRADING, None) is not None or "student" not in item.fixturenames:
         return
     same = (
@@ -219,28 +253,6 @@ def pytest_runtest_teardown(item, nextitem):
         and nextitem.module is item.module
         and nextitem.originalname == item.originalname
     )
-    grading = item.config.stash[INSTRUCTOR].get(assignment_of(item))
+    grading = item.config.stash[REFERENCE].get(assignment_of(item))
     if grading is not None and not same:
         grading.end_function()
-
-
-def pytest_collection_finish(session):
-    session.config.stash[ITEMS] = list(session.items)
-
-
-def pytest_terminal_summary(terminalreporter, config):
-    """--notebook: one line per test cell (test function) with its feedback, as graded."""
-    if not config.getoption("notebook"):
-        return
-    terminalreporter.section(f"grade per test cell: {config.option.notebook}")
-    keys = dict.fromkeys(
-        (assignment_of(i), i.originalname)
-        for i in config.stash.get(ITEMS, [])
-        if "student" in i.fixturenames
-    )
-    for key in keys:
-        outcome, message, name = config.stash[SUMMARY].get(key, ["passed", "", None])
-        message = f"[{name}] {message}" if name else message
-        terminalreporter.write_line(f"{key[1]}: {outcome.upper()}")
-        for line in message.splitlines():
-            terminalreporter.write_line("    " + line)

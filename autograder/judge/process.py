@@ -1,10 +1,10 @@
 """One trusted judge process: a pytest session over the hidden checks, grading submissions in turn.
 
-Started by :class:`autograder.engines.local.Engine` as ``python -m autograder.judge.process SETTINGS``
-(JSON: socket fd, check module paths, limits, run seed, sandbox slot). It owns one sandbox.
-pytest collects the check modules once (imports, assertion rewriting); then for every job read
-from the socket (assignment, grade_ids, cells) it runs the items of each test cell's test
-function with the ``student`` fixture bound to that submission, and writes back the verdicts.
+Started by :class:`autograder.engines.local.Engine` as ``python -m autograder.judge.process
+SETTINGS`` (JSON: socket fd, check module paths, limits, run seed, sandbox slot). It owns one
+sandbox. pytest collects the check modules once (imports, assertion rewriting); then it grades
+every job read from the socket (see protocol.py, "engine <-> judge") with
+:func:`autograder.judge.submission.grade` and writes back the Report.
 Jobs and verdicts are JSON lines between two trusted processes; the secret run seed stays here
 and in the engine, and the sandbox only ever receives the concrete inputs of a check.
 """
@@ -12,12 +12,12 @@ and in the engine, and the sandbox only ever receives the concrete inputs of a c
 import gc
 import json
 import os
-import re
 import socket
 import sys
-import time
 
 import pytest
+
+from autograder.judge.sandbox import Sandbox, SandboxLimits  # no torch: the sandbox starts first
 
 
 class JudgeLoop:
@@ -29,8 +29,6 @@ class JudgeLoop:
         self.sandbox = sandbox
         self.run_seed = run_seed
         self.errors = []  # collection errors (logged by the engine, never shown to students)
-        self.items = {}  # (assignment, test function) -> [items]
-        self.sibling = {}  # item -> another item of its module (see grade)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item, call):
@@ -54,18 +52,13 @@ class JudgeLoop:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session):
-        from autograder.judge.plugin import assignment_of
+        # imported here, not at the top: they import torch, which this process imports only
+        # once main() has started the sandbox (its zygote imports torch meanwhile)
+        from autograder.judge.grading import SandboxBackend
+        from autograder.judge.submission import CheckItems, grade
 
-        for item in session.items:
-            if "student" in item.fixturenames and not skipped(item):
-                key = (assignment_of(item), item.originalname)
-                self.items.setdefault(key, []).append(item)
-        by_module = {}
-        for item in session.items:
-            by_module.setdefault(item.module, []).append(item)
-        for items in by_module.values():
-            for n, item in enumerate(items):
-                self.sibling[item] = items[(n + 1) % len(items)] if len(items) > 1 else None
+        checks = CheckItems(session)
+        backend = SandboxBackend(self.sandbox)
         gc.collect()  # the checks, pytest and torch are loaded for good: later collections
         gc.freeze()  # need not walk them again, and run less often (a check's tensors and
         gc.set_threshold(5000, 10, 10)  # pytest's reports are short-lived)
@@ -80,15 +73,13 @@ class JudgeLoop:
                 continue
             if job.get("op") != "grade":
                 return True
-            report = self.grade(session, job)
+            report = grade(session, checks, backend, self.run_seed, job)
             self.send({"op": "report", "id": job["id"], "report": report.to_data()})
 
     def set_limits(self, values):
         """New limits before the first job (the batch command reads them from the course's
         configuration while the judges start). Per-check limits apply from the next child;
         a sandbox-level one (tmpfs size, start-up time) restarts the sandbox."""
-        from autograder.judge.sandbox import SandboxLimits
-
         old, new = self.sandbox.limits, SandboxLimits(**values)
         self.sandbox.limits = new
         if (old.tmpfs_bytes, old.start_s) != (new.tmpfs_bytes, new.start_s):
@@ -97,83 +88,6 @@ class JudgeLoop:
     def send(self, message):
         self.file.write(json.dumps(message).encode() + b"\n")
         self.file.flush()
-
-    def grade(self, session, job):
-        from _pytest.runner import runtestprotocol
-
-        from autograder.judge.grading import Grading, SandboxBackend
-        from autograder.judge.plugin import GRADING, RESULT
-        from autograder.report import Report, Verdict
-        from autograder.seeds import submission_seed
-
-        config = session.config
-        t0 = time.monotonic()
-        backend = SandboxBackend(self.sandbox)
-        seed = submission_seed(self.run_seed, job["assignment"], job["cells"])
-        grading = Grading(backend, job["cells"], seed, job.get("solutions", ()))
-        config.stash[GRADING] = grading
-        report = Report()
-        public, used = job.get("public", {}), {}
-        try:
-            for gid in job["grade_ids"]:
-                t1 = time.monotonic()
-                items = self.items.get((job["assignment"], gid))
-                if not items:
-                    msg = f"채점 설정 오류 (grader error): no hidden check for test cell {gid!r}"
-                    report.verdicts[gid] = Verdict(gid, "grader-error", msg)
-                    continue
-                outcome, message = "passed", ""
-                for item in items:  # a test cell passes when every item of its function does
-                    # the function's fixtures end with the item; the session and the check
-                    # module stay set up until the job ends (a sibling of the same module as
-                    # nextitem), which saves their set-up and teardown on every item
-                    reports = runtestprotocol(item, nextitem=self.sibling[item], log=False)
-                    if any(r.failed for r in reports):
-                        default = ("grader-error", "채점 오류 (grader error)")
-                        outcome, message = item.stash.get(RESULT, default)
-                        break
-                used[gid] = {name for s in grading.students for name in s.used}
-                status = grading.end_function()
-                if outcome != "passed" and status not in ("exit", None):
-                    message += f"\n[worker: {status}]"
-                report.verdicts[gid] = Verdict(gid, outcome, message[:4000], time.monotonic() - t1)
-            passed = [g for g, v in report.verdicts.items() if v.passed and public.get(g)]
-            results = grading.public_tests({g: public[g] for g in passed})
-            public_failed = {g: r for g, r in results.items() if r[0] != "passed"}
-            charge_public_failures(report, public, public_failed, used, grading.facts.dependencies)
-        finally:
-            session._setupstate.teardown_exact(None)  # pytest's own end of a run
-            grading.end_function()
-            del config.stash[GRADING]
-        report.problems = grading.problems()
-        report.seconds = time.monotonic() - t0
-        return report
-
-
-def charge_public_failures(report, public, failed, used, dependencies=lambda name: set()):
-    """A test cell whose public code fails loses its item, unless that code reaches (directly,
-    or through ``dependencies(name)``: the student's own definitions a name uses) a function
-    another item already failed on: one mistake costs one item. E.g. a wrong causal_mask fails
-    test_causal_mask, not also the combine_masks test that calls it; a wrong merge_heads fails
-    test_split_heads, not also MultiHeadAttention's public test, whose hidden checks take
-    merge_heads as given."""
-    from autograder.report import Verdict
-
-    verdicts = report.verdicts
-    lost = {name for gid, v in verdicts.items() if not v.passed for name in used.get(gid, ())}
-    for gid, (outcome, message) in failed.items():
-        names = set(re.findall(r"\w+", public[gid]))
-        reached = names.union(*(dependencies(name) for name in names))
-        if not lost & reached:
-            verdicts[gid] = Verdict(gid, outcome, message[:4000], verdicts[gid].seconds)
-
-
-def skipped(item):
-    """True for an item whose skipif condition holds already (e.g. the CUDA variant without a
-    GPU): it would only be reported as skipped, so the loop does not run it at all."""
-    return any(
-        m.args and isinstance(m.args[0], bool) and m.args[0] for m in item.iter_markers("skipif")
-    )
 
 
 UNUSED_PLUGINS = (
@@ -203,8 +117,6 @@ UNUSED_PLUGINS = (
 
 def main():
     settings = json.loads(sys.argv[1])
-    from autograder.judge.sandbox import Sandbox, SandboxLimits
-
     limits = SandboxLimits(**settings["limits"])
     sandbox = Sandbox(
         slot=settings["slot"], limits=limits, unsafe=settings["unsafe"], tmp_root=settings["tmp"]

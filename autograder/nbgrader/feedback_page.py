@@ -2,7 +2,7 @@
 
 nbgrader's feedback template loads MathJax from a CDN, so a student who opens the page offline
 sees raw TeX (``$\\sqrt{d_k}$``). ``OfflineMathHTMLExporter`` (configured by
-nbgrader_plugin.configure as ``c.GenerateFeedback.exporter_class``) renders every ``$...$``,
+nbgrader/config.configure as ``c.GenerateFeedback.exporter_class``) renders every ``$...$``,
 ``$$...$$``, ``\\(...\\)``, ``\\[...\\]`` and ``\\begin{env}...\\end{env}`` of the markdown cells
 to MathML when the page is written (latex2mathml, pure Python; every browser shows MathML) and
 drops the MathJax script. TeX that latex2mathml cannot read stays as text, in a ``<code>``.

@@ -1,20 +1,52 @@
-"""Every workaround of nbgrader 0.9.6 / SQLAlchemy internals the course needs, in one place.
+"""Every workaround of nbgrader 0.9.6, nbconvert, jsonschema and SQLAlchemy internals the course
+needs, in one place: each with its Reason and the Upstream report it works around.
 
-Each is applied by :func:`apply` (from ``configure`` in nbgrader_plugin.py, i.e. whenever
-nbgrader_config.py is loaded) or, for the batch command, used as a context manager. Each has a
-one-line reason and the upstream report it works around.
+Applied when this module is imported (without_iri_checker: the batch command imports it
+first), by :func:`apply` (from ``configure`` in config.py, i.e. whenever nbgrader_config.py is
+loaded), as a context manager (shared_gradebook_engine, the batch command), or by subclassing
+(NoCopyExport, OverwriteCellsOnce, SaveAutoGradesOnce: stock classes with a private method
+replaced).
 """
 
-import contextlib
-import datetime
-import glob
-import os
-import stat
 import sys
 
+
+def without_iri_checker():
+    """Keep jsonschema from building its IRI format checker in this process.
+
+    Reason: nbformat validates every notebook with jsonschema, which compiles a lark grammar for
+    the "iri" string formats when rfc3987_syntax is installed (Jupyter's dependencies install
+    it): 0.65 s of CPU at every start of the batch command, while the judges and their sandboxes
+    start beside it. No notebook schema uses those formats. Only before jsonschema is imported
+    (a process that already has it keeps what it has). Upstream: not reported (jsonschema builds
+    its format checkers eagerly by design).
+    """
+    if "jsonschema" not in sys.modules:
+        sys.modules.setdefault("rfc3987_syntax", None)
+
+
+without_iri_checker()  # now, before nbformat (imported below) imports jsonschema
+# isort: split
+import contextlib
+import copy
+import datetime
+import glob
+import json
+import os
+import stat
+import types
+
+from nbformat import validator
+from nbformat.v4 import nbjson, rwbase
+from nbgrader import utils
+from nbgrader.api import Comment, Grade, Gradebook, MissingEntry
 from nbgrader.converters import base as nbgrader_base
 from nbgrader.converters.autograde import Autograde
 from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells, SaveAutoGrades
+from sqlalchemy.orm import joinedload
+
+from autograder import notebook as nbio
 
 _ORIGINAL_TIMESTAMP = CourseDirectory.get_existing_timestamp
 _ORIGINAL_FIND = nbgrader_base.find_all_files
@@ -81,10 +113,8 @@ def every_notebook(self, assignment_id, student_id):
     (nbgrader's behaviour is by design, see "No submitted file" in converters/autograde.py).
     """
     if self.coursedir.notebook_id == "*":
-        from autograder.notebook import Course
-
         folder = self._format_source(assignment_id, student_id)
-        names = Course(self.coursedir.root).notebook_names(assignment_id)
+        names = nbio.Course(self.coursedir.root).notebook_names(assignment_id)
         self.notebooks = [os.path.join(folder, f"{name}.ipynb") for name in names]
     _ORIGINAL_INIT_ASSIGNMENT(self, assignment_id, student_id)
 
@@ -172,3 +202,147 @@ def shared_gradebook_engine():
         api.inspect, api.Gradebook.check_course = inspect, check_course
         for e in engines.values():
             e.dispose()
+
+
+class NoCopyExport:
+    """A mixin for nbconvert's NotebookExporter (exporter.RobustExporter): convert a notebook
+    without copying it.
+
+    Reason: nbconvert deep-copies the notebook twice per conversion and nbformat.writes copies
+    and validates it once more; for the notebook the exporter read itself nothing else holds it.
+    Upstream: not reported (nbconvert's copies are defensive by design).
+    """
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        return self._export(copy.deepcopy(nb), resources)  # the caller keeps its notebook
+
+    def _export(self, nb, resources):
+        """NotebookExporter.from_notebook_node for a notebook nothing else holds: no deep
+        copies, and no second validation in nbformat.writes (``_preprocess`` validated it).
+        Same JSON as nbformat writes."""
+        if nb.get("nbformat") != self.nbformat_version:
+            return super().from_notebook_node(nb, resources)
+        resources = self._init_resources(resources)
+        nb, resources = self._preprocess(nb, resources)
+        resources["output_suffix"] = ".nbconvert"
+        nb = rwbase.strip_transient(rwbase.split_lines(nb))
+        text = json.dumps(
+            nb,
+            cls=nbjson.BytesEncoder,
+            indent=1,
+            sort_keys=True,
+            separators=(",", ": "),
+            ensure_ascii=False,
+        )
+        return text + "\n", resources
+
+    def _preprocess(self, nb, resources):
+        """nbconvert's private Exporter._preprocess without its defensive deep copy of the
+        notebook (see _export). Validation as configured."""
+        resources = copy.deepcopy(resources)
+        if hasattr(validator, "normalize"):
+            _, nb = validator.normalize(nb)
+        for preprocessor in self._preprocessors:
+            nb, resources = preprocessor(nb, resources)
+            if not self.optimistic_validation:
+                self._validate_preprocessor(nb, preprocessor)
+        if self.optimistic_validation and self._preprocessors:
+            self._validate_preprocessor(nb, preprocessor)
+        return nb, resources
+
+
+def lookup(rows, what):
+    """``find(name, *ignored)`` over ``{name: row}``, raising nbgrader's MissingEntry like the
+    Gradebook.find_* method it stands in for (the ignored arguments are notebook, assignment,
+    student: the rows were loaded for one notebook)."""
+
+    def find(name, *_ignored):
+        try:
+            return rows[name]
+        except KeyError:
+            raise MissingEntry(f"No such {what}: {name}") from None
+
+    return find
+
+
+class OverwriteCellsOnce(OverwriteCells):
+    """nbgrader's OverwriteCells with the notebook's source and grade cells loaded in one query
+    each instead of two queries per cell (same checks, same overwrites).
+
+    Reason: two gradebook queries per cell were most of the sanitize step's time; and see
+    preprocess_cell. Upstream: not reported (jupyter/nbgrader#785: gradebook speed in general).
+    """
+
+    def preprocess(self, nb, resources):
+        if self.add_missing_cells:  # needs the whole Gradebook: nbgrader's own path
+            return super().preprocess(nb, resources)
+        self.notebook_id = resources["nbgrader"]["notebook"]
+        self.assignment_id = resources["nbgrader"]["assignment"]
+        with Gradebook(resources["nbgrader"]["db_url"]) as gradebook:
+            source = gradebook.find_notebook(self.notebook_id, self.assignment_id)
+            graded = {c.name: c for c in source.task_cells}
+            graded.update({c.name: c for c in source.grade_cells})  # grade cells first, as nbgrader
+            self.gradebook = types.SimpleNamespace(
+                find_source_cell=lookup({c.name: c for c in source.source_cells}, "source cell"),
+                find_graded_cell=lookup(graded, "grade cell"),
+            )
+            return NbGraderPreprocessor.preprocess(self, nb, resources)  # cell by cell
+
+    def preprocess_cell(self, cell, resources, index):
+        """A locked cell takes the gradebook's source before nbgrader compares checksums.
+
+        The gradebook keeps a test cell with its hidden tests and their checksum, the release
+        notebook has them removed, so stock nbgrader warns "Attribute 'checksum' for cell ...
+        has changed!" for every such cell of every submission and then restores the gradebook's
+        source anyway (upstream: jupyter/nbgrader#1961). After RebuildSubmission every locked
+        cell is the trusted release's, so the warning could only ever be this false alarm."""
+        gid = nbio.grade_id(cell)
+        if gid is not None and utils.is_locked(cell):
+            try:
+                cell.source = self.gradebook.find_source_cell(gid).source
+            except MissingEntry:
+                pass
+        return super().preprocess_cell(cell, resources, index)
+
+
+class SaveAutoGradesOnce(SaveAutoGrades):
+    """nbgrader's SaveAutoGrades with one commit per notebook instead of one per cell, and the
+    submission's grades and comments loaded in one query each instead of one per cell (same
+    rows, same values: auto_score from utils.determine_grade, the same comments).
+
+    Reason: a commit and two queries per cell (the private ``_add_score`` and ``_add_comment``
+    replaced below) made most of the autograde step's database time. Upstream: not reported
+    (jupyter/nbgrader#785: gradebook speed in general).
+    """
+
+    def preprocess(self, nb, resources):
+        self.notebook_id = resources["nbgrader"]["notebook"]
+        self.assignment_id = resources["nbgrader"]["assignment"]
+        self.student_id = resources["nbgrader"]["student"]
+        self.db_url = resources["nbgrader"]["db_url"]
+        self.gradebook = Gradebook(self.db_url)
+        with self.gradebook:
+            submitted = self.gradebook.find_submission_notebook(
+                self.notebook_id, self.assignment_id, self.student_id
+            )
+            self._find_grade = lookup(self._rows(Grade, submitted), "grade")
+            self._find_comment = lookup(self._rows(Comment, submitted), "comment")
+            for index, cell in enumerate(nb.cells):
+                nb.cells[index], resources = self.preprocess_cell(cell, resources, index)
+            self.gradebook.db.commit()
+        return nb, resources
+
+    def _rows(self, table, submitted):
+        """{cell name: row} of ``table`` (Grade or Comment) for one submitted notebook."""
+        query = self.gradebook.db.query(table).options(joinedload(table.cell))
+        return {row.cell.name: row for row in query.filter(table.notebook_id == submitted.id)}
+
+    def _add_score(self, cell, resources):
+        grade = self._find_grade(cell.metadata["nbgrader"]["grade_id"])
+        grade.auto_score, _ = utils.determine_grade(cell, self.log)
+        grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
+
+    def _add_comment(self, cell, resources):
+        comment = self._find_comment(cell.metadata["nbgrader"]["grade_id"])
+        unchanged = cell.metadata.nbgrader.get("checksum", None) == utils.compute_checksum(cell)
+        comment.auto_comment = "No response." if unchanged and not utils.is_task(cell) else None

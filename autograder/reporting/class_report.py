@@ -2,10 +2,10 @@
 
 Run from the course root (exercises/) after ``python -m autograder grade``. Scores come from the
 gradebook (nbgrader.api.Gradebook); per test cell outcomes and failure messages from the error
-outputs that nbgrader_plugin.write_verdicts puts into the autograded notebooks (``ename`` names
-the outcome, see ENAMES), grading seconds from their ``autograder`` notebook metadata. Writes
-reports/<assignment>.html (plots embedded as base64 PNG: opens offline, no scripts) and
-reports/<assignment>.csv (one row per student). The plots are drawn by class_plots.py (imported
+outputs that nbgrader/preprocessors.write_verdicts puts into the autograded notebooks (``ename``
+names the outcome, see report.ENAMES), grading seconds from their ``autograder`` notebook
+metadata. Writes reports/<assignment>.html (plots embedded as base64 PNG: opens offline, no scripts) and
+reports/<assignment>.csv (one row per student). The plots are drawn by plots.py (imported
 only here: the batch command's summary reads the gradebook with this module, without matplotlib).
 """
 
@@ -23,29 +23,12 @@ from nbgrader.api import Gradebook, MissingEntry
 from tqdm import tqdm
 
 from autograder import notebook as nbio
-from autograder.nbgrader.plugin import ENAMES
-from autograder.report import MISCONCEPTION, OUTCOMES
+from autograder.report import ENAMES, MISCONCEPTION, OUTCOMES
+from autograder.reporting.style import KOREAN, label
 
 OUTCOME_OF = {ename: outcome for outcome, ename in ENAMES.items()}
 PROBLEMS = ("crashed", "timeout", "grader-error")  # the worker or the grader, not a wrong answer
-COLORS = {
-    "passed": "#4c9a2a",
-    "failed": "#d9822b",
-    "crashed": "#c23030",
-    "timeout": "#8f398f",
-    "grader-error": "#555555",
-    "missing": "#bbbbbb",
-}
 TOP_MESSAGES = 5
-# outcomes as the HTML report names them (the CSV keeps report.OUTCOMES' names)
-KOREAN = {
-    "passed": "통과",
-    "failed": "실패",
-    "crashed": "비정상 종료",
-    "timeout": "시간 초과",
-    "grader-error": "채점 오류",
-    "missing": "결과 없음",
-}
 
 
 class ReportError(Exception):
@@ -75,10 +58,6 @@ class Row:
     def total_seconds(self):
         known = [s for s in self.seconds.values() if s is not None]
         return round(sum(known), 3) if known else None
-
-
-def label(cell):
-    return f"{cell[0]}/{cell[1]}"
 
 
 def first_line(message):
@@ -130,7 +109,7 @@ def cell_verdict(cell):
 
 def read_autograded(path):
     """({grade_id: (outcome, message)} in notebook order, grading seconds or None, the
-    submission's problems (see nbgrader_plugin.write_verdicts))."""
+    submission's problems (see nbgrader/preprocessors.write_verdicts))."""
     nb = json.loads(Path(path).read_text(encoding="utf-8"))  # written by this course's plugin
     cells = nb.get("cells", [])  # (nbformat.read would validate it again: 8x the time)
     verdicts = {nbio.grade_id(c): cell_verdict(c) for c in cells if nbio.is_test(c)}

@@ -1,8 +1,9 @@
-"""Start the zygote inside the sandbox: ``python -I -S /grader/autograder/sandboxed/boot.py CONFIG``.
+"""Start the zygote inside the sandbox: ``python -I -S <this file> CONFIG``.
 
-Standard library only: it adds the sandbox's read-only site-packages (``CONFIG["site_dirs"]``)
-and ``/grader`` (where judge.sandbox binds the files of this folder, the only grader code the
-sandbox holds) to the path, then hands CONFIG to :func:`autograder.sandboxed.zygote.main`.
+The sandbox runs /grader/autograder/sandboxed/boot.py. Standard library only: it adds the
+sandbox's read-only site-packages (``CONFIG["site_dirs"]``) and ``/grader`` (where judge.sandbox
+binds the files of this folder, the only grader code the sandbox holds) to the path, then hands
+CONFIG to :func:`autograder.sandboxed.zygote.main`.
 """
 
 import json

@@ -1,0 +1,67 @@
+"""The batch command's one-screen summary of a graded assignment, read back from what nbgrader
+wrote (the gradebook's scores and late penalties, autograded/'s outcomes and problems: see
+class_report.py), so that it always agrees with the gradebook."""
+
+import statistics
+
+from autograder.reporting.class_report import ReportError, attach_verdicts, gradebook_rows, label
+
+
+def summary(assignment, coursedir, seconds, engine_label, gradebook, not_written=()):
+    """The batch command's report of one assignment, read back from what nbgrader wrote (the
+    gradebook's scores and late penalties, autograded/'s outcomes and problems: see
+    class_report.py), so that it always agrees with the gradebook. ``not_written``: students
+    whose notebooks the engine graded but nbgrader did not take (never in the gradebook);
+    ``engine_label``: the engine's describe()."""
+    lines = []
+    try:
+        cells, rows = gradebook_rows(coursedir, assignment)
+        cells = attach_verdicts(coursedir, assignment, cells, rows, quiet=True)
+    except ReportError as e:
+        cells, rows = [], []
+        lines.append(f"gradebook에 채점 결과가 없습니다: {e}")
+    notebooks = sorted({c[0] for c in cells})
+    width = max([40] + [len(label(c)) for c in cells])
+    lines.insert(
+        0,
+        f"Graded {len(rows)} submission(s) of '{assignment}' ({len(rows) * len(notebooks)} "
+        f"notebook(s)) in {seconds:.1f} s with {engine_label} "
+        "(gradebook and autograded/ written by nbgrader)",
+    )
+    if rows:
+        lines.append(f"{'테스트 셀':<{width - 3}} {'배점':>4} {'통과':>9}")
+        for c in cells:
+            passed = sum(r.outcomes[c[:2]] == "passed" for r in rows)
+            lines.append(f"{label(c):<{width}} {c[2]:>6g} {passed:>4}/{len(rows):<4}")
+        max_total = rows[0].max_score
+        vals = [r.final_score for r in rows]
+        lines.append(
+            f"점수(지각 감점 후): 평균 {statistics.mean(vals):.2f} / {max_total:g}, 중앙값 "
+            f"{statistics.median(vals):g}, 만점 {sum(v == max_total for v in vals)}명, "
+            f"0점 {sum(v == 0 for v in vals)}명"
+        )
+    late = [r for r in rows if r.late_penalty]
+    if late:
+        items = ", ".join(f"{r.student} -{r.late_penalty:g}" for r in late[:10])
+        lines.append(f"지각 감점 {len(late)}명: {items}{' ...' if len(late) > 10 else ''}")
+    crashed = sorted(r.student for r in rows if set(r.outcomes.values()) & {"crashed", "timeout"})
+    errors = sorted(r.student for r in rows if "grader-error" in r.outcomes.values())
+    for what, names in (("crashed/timed-out workers", crashed), ("grader errors", errors)):
+        if names:
+            shown = ", ".join(names[:10]) + (" ..." if len(names) > 10 else "")
+            lines.append(f"{what}: {len(names)} student(s): {shown}")
+    flagged = [r for r in rows if r.problems]
+    if flagged:
+        lines.append(
+            f"제출물 문제 {len(flagged)}명 (학생의 피드백 첫머리와 반 보고서에도 나옵니다):"
+        )
+        lines += [f"  {r.student}: {p}" for r in flagged for p in r.problems]
+    if not_written:
+        lines.append(
+            f"nbgrader가 gradebook에 기록하지 않은 학생 {len(not_written)}명: "
+            f"{', '.join(sorted(not_written))} (제출 폴더에 .ipynb 파일이 하나도 없거나 nbgrader가 "
+            "실패했습니다; 위의 nbgrader 오류를 확인하세요)"
+        )
+    lines.append(f"gradebook: {gradebook}   notebooks: {coursedir.root}/autograded")
+    lines.append(f"next: nbgrader generate_feedback {assignment}; nbgrader export")
+    return "\n".join(lines)
