@@ -1,146 +1,42 @@
-"""Fixtures shared by several test modules."""
+"""How the suite is spread over pytest-xdist workers (`make test`: two), derived from its folders.
 
-import functools
-import http.server
-import os
-import re
-import shutil
-import socketserver
-import subprocess
-import sys
-import threading
-import time
+tests/<folder>/test_*.py: solutions/ (the reference code against PyTorch), grader/ (the engine,
+its verdicts, the mistakes catalogue, the assignments), adversarial/ (the red team), book/ (the
+book, its pages and figures, the release bundle, the student's environment), instructor/ (the
+instructor's path: batch grading, class report, cluster, the guide), repo/ (the code base as a
+whole). Code the modules share lives in tests/support/ (a module never imports a test module),
+fixtures in the conftest.py of the folder that uses them.
+
+The tests of one module stay on one worker (its module fixtures: an engine, a graded class, a
+PostgreSQL server). Every module of a folder in ONE_GROUP shares one worker: tests/book/ builds
+and reads _build/ and shares the session fixtures of tests/book/conftest.py (SHARES_THE_BOOK;
+two workers would build the book into one folder at once). The longest groups start first.
+xdist's own --dist loadgroup no longer sees xdist_group marks under pytest 9.2
+(pytest-dev/pytest-xdist#1386: it still writes the node id's old field), so the scheduler below
+groups by path itself.
+"""
+
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-HTML = ROOT / "_build" / "html"
-
-
-@pytest.fixture(scope="session")
-def built_book():
-    """Build the whole book once per session with --warningiserror; return the HTML folder."""
-    jb = Path(sys.executable).with_name("jupyter-book")
-    t0 = time.perf_counter()
-    proc = subprocess.run(
-        [str(jb), "build", str(ROOT), "--warningiserror", "--keep-going"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    elapsed = time.perf_counter() - t0
-    log = proc.stdout + proc.stderr
-    problems = [ln for ln in log.splitlines() if re.search(r"WARNING|ERROR|Traceback", ln)]
-    problems = [ln for ln in problems if "IPKernelApp" not in ln]
-    assert proc.returncode == 0, "book build failed:\n" + "\n".join(problems[-40:] or [log[-4000:]])
-    print(f"book build took {elapsed:.1f} s")
-    return HTML
-
-
-# Browser: headless Chromium through selenium, the built book served over local HTTP
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="session")
-def server(built_book):
-    handler = functools.partial(_QuietHandler, directory=str(built_book))
-    httpd = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    webdriver = pytest.importorskip("selenium.webdriver")
-    chromium = shutil.which("chromium")
-    driver_path = shutil.which("chromedriver")
-    assert chromium and driver_path, "run `make sysdeps` (chromium + chromium-driver)"
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
-        opts.add_argument(arg)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(options=opts, service=webdriver.ChromeService(driver_path))
-    drv.set_page_load_timeout(60)
-    drv.set_script_timeout(60)
-    yield drv
-    drv.quit()
-
-
-# The student's environment: a fresh venv with only requirements-student.txt, shared by the test
-# modules that run notebooks as a student would (test_student_env.py, test_chapter_notebooks.py)
-
-
-def student_bin(venv, name):
-    """Path of an executable of the venv ``venv``."""
-    return Path(venv) / ("Scripts" if os.name == "nt" else "bin") / name
-
-
-@pytest.fixture(scope="session")
-def student_env(tmp_path_factory):
-    # not `student`: that is the hidden checks' fixture (autograder.judge.plugin), and check
-    # modules under tests/ (fixtures, red team) would get this one instead
-    """(python, env, workdir) of a fresh venv (temporary folder; .venv is never touched) with
-    requirements-student.txt installed, created once per session."""
-    base = tmp_path_factory.mktemp("student")
-    venv = base / "venv"
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
-        env[var] = str(base / var.lower())
-    env.pop("JUPYTER_PATH", None)
-    env.update(MPLBACKEND="Agg", PYTHONNOUSERSITE="1")
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=env, timeout=300)
-    python = student_bin(venv, "python")
-    cmd = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
-    cmd += ["-r", str(ROOT / "requirements-student.txt")]
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    work = base / "work"
-    work.mkdir()
-    return python, env, work
-
-
-# Two workers (make test: pytest-xdist). The tests of one module stay on one worker (its module
-# fixtures: an engine, a graded class, a PostgreSQL server), and the modules that build or read
-# the book, the release bundle or the student venv share one worker (they share _build/ and these
-# session fixtures: two workers would build the book into one folder at once). The longest groups
-# start first. xdist's own --dist loadgroup no longer sees xdist_group marks under pytest 9.2
-# (pytest-dev/pytest-xdist#1386: it still writes the node id's old field), so the scheduler below
-# groups by module name itself.
-
-SHARES_THE_BOOK = {"built_book", "server", "browser", "student_env"}
-BOOK_MODULES = {
-    "test_book",
-    "test_book_demos",
-    "test_book_figures",
-    "test_book_glossary",
-    "test_book_math",
-    "test_book_numbering",
-    "test_book_theme",
-    "test_chapter_notebooks",
-    "test_diagrams",
-    "test_numwords",
-    "test_release",
-    "test_student_env",
-}
+TESTS = Path(__file__).resolve().parent
+ONE_GROUP = {"book"}  # folders of tests/ whose modules all run on one worker, in order
+SHARES_THE_BOOK = {"built_book", "server", "browser", "student_env"}  # tests/book/conftest.py
 # the book group first: it runs on one worker, one test after another, while the gradings of
 # test_mistakes and test_redteam (two judges each) can share the other worker and the cores
-LONGEST_FIRST = ("book", "test_mistakes", "test_redteam")
+LONGEST_FIRST = ("book", "grader/test_mistakes.py", "adversarial/test_redteam.py")
 
 
-def group(module):
-    """The worker group of test module ``module`` (its name, or 'book')."""
-    return "book" if module in BOOK_MODULES else module
+def group(path):
+    """The worker group of the test module at ``path``: its folder under tests/ for a folder in
+    ONE_GROUP ('book'), else the module's own path relative to tests/ ('grader/test_engine.py');
+    a module outside tests/ is a group of its own (its path)."""
+    path = Path(path).resolve()
+    if not path.is_relative_to(TESTS):
+        return str(path)
+    rel = path.relative_to(TESTS)
+    return rel.parts[0] if len(rel.parts) > 1 and rel.parts[0] in ONE_GROUP else rel.as_posix()
 
 
 @pytest.hookimpl(optionalhook=True)  # a judge's pytest (the demo checks) runs without xdist
@@ -149,19 +45,25 @@ def pytest_xdist_make_scheduler(config, log):
 
     class ByGroup(LoadScopeScheduling):
         def _split_scope(self, nodeid):
-            return group(Path(nodeid.split("::", 1)[0]).stem)
+            return group(config.rootpath / nodeid.split("::", 1)[0])
 
     return ByGroup(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
+    missing = [g for g in LONGEST_FIRST if not (TESTS / g).exists()]
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py: LONGEST_FIRST names no test of {missing}")
     strays = {
-        item.module.__name__
+        group(item.path)
         for item in items
-        if SHARES_THE_BOOK & set(item.fixturenames) and item.module.__name__ not in BOOK_MODULES
+        if SHARES_THE_BOOK & set(item.fixturenames) and group(item.path) != "book"
     }
     if strays:
-        raise pytest.UsageError(f"tests/conftest.py: add {sorted(strays)} to BOOK_MODULES")
+        raise pytest.UsageError(
+            f"{sorted(strays)} use the built book or the student venv ({sorted(SHARES_THE_BOOK)}):"
+            " move them into tests/book/, whose modules share one worker"
+        )
     rank = {name: n for n, name in enumerate(LONGEST_FIRST)}
     # stable: the order within a group is kept
-    items.sort(key=lambda item: rank.get(group(item.module.__name__), len(rank)))
+    items.sort(key=lambda item: rank.get(group(item.path), len(rank)))

@@ -1,23 +1,22 @@
 """Grade one assignment's mistakes (and correct variants) now and print each verdict: the quick
-loop for writing tests/mistakes/<assignment>.py (tests/test_mistakes.py grades them all).
+loop for writing tests/mistakes/<assignment>.py (tests/grader/test_mistakes.py grades them all).
 
     .venv/bin/python tests/grade_mistakes.py softmax [name ...]
 
 Prints, per notebook, the items it failed (expected ones first) and a line when the result
 differs from the entry's ``fails`` and ``says`` (a mistake) or from full marks (a correct
-variant), as tests/test_mistakes.py judges them.
+variant), as tests/grader/test_mistakes.py judges them.
 """
 
 import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from test_mistakes import SUITES, notebooks  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: tests.support
 
 from autograder.engines.local import Engine  # noqa: E402
 from autograder.report import MISCONCEPTION  # noqa: E402
+from tests.support.catalogue import SUITES, notebooks  # noqa: E402
 
 RULE_KINDS = {"device", "in-place", "forbidden", "randomness"}
 # what a generic failure says: a crash, a failing public test cell, a value or type mismatch

@@ -8,12 +8,11 @@ with ``says`` in the first one's message, can move from OPEN to MISTAKES).
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from test_mistakes import SUITES, source_notebook, with_cell  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: tests.support
 
 from autograder import notebook as nbio  # noqa: E402
 from autograder.engines.local import Engine  # noqa: E402
+from tests.support.catalogue import SUITES, source_notebook, with_cell  # noqa: E402
 
 
 def main(assignment, seed=1):

@@ -4,7 +4,7 @@
 #   chromium (+driver)    browser test of the book
 #   fonts-nanum           Korean font for matplotlib figures in the book (book/matplotlibrc)
 #   libjs-mathjax         MathJax 2 served from the built book (no CDN; book/_ext/coursebook.py copies it)
-#   postgresql            server for the test of a PostgreSQL gradebook (tests/test_cluster.py)
+#   postgresql            server for the test of a PostgreSQL gradebook (tests/instructor/test_cluster.py)
 set -euo pipefail
 need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)

@@ -1,4 +1,5 @@
-"""Plausible student mistakes for assignment ``attention`` (graded by tests/test_mistakes.py)."""
+"""Plausible student mistakes for assignment ``attention``
+(graded by tests/grader/test_mistakes.py)."""
 
 ASSIGNMENT = "attention"
 SIMPLE, SDPA, MASK = "test_simple_self_attention", "test_sdpa", "test_sdpa_mask"

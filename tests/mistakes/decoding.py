@@ -1,4 +1,5 @@
-"""Plausible student mistakes for assignment ``decoding`` (graded by tests/test_mistakes.py)."""
+"""Plausible student mistakes for assignment ``decoding``
+(graded by tests/grader/test_mistakes.py)."""
 
 ASSIGNMENT = "decoding"
 MISTAKES = [

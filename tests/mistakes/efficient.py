@@ -1,4 +1,5 @@
-"""Plausible student mistakes for assignment ``efficient`` (graded by tests/test_mistakes.py)."""
+"""Plausible student mistakes for assignment ``efficient``
+(graded by tests/grader/test_mistakes.py)."""
 
 ASSIGNMENT = "efficient"
 MISTAKES = [

@@ -1,4 +1,4 @@
-"""Plausible student mistakes for assignment ``masking`` (graded by tests/test_mistakes.py).
+"""Plausible student mistakes for assignment ``masking`` (graded by tests/grader/test_mistakes.py).
 
 The notebook's CausalAttention uses the student's own causal_mask and masked_softmax, so a
 wrong mask also costs the CausalAttention cell (its feedback says which function it used).

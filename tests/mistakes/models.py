@@ -1,4 +1,4 @@
-"""Plausible student mistakes for assignment ``models`` (graded by tests/test_mistakes.py).
+"""Plausible student mistakes for assignment ``models`` (graded by tests/grader/test_mistakes.py).
 
 Each source is a whole solution cell; most are the correct cell with one or two lines written
 the way a student might get them wrong (``fix`` swaps one snippet for another and insists that

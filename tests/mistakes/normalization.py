@@ -1,6 +1,6 @@
 """Plausible student mistakes for assignment ``normalization``.
 
-Graded by tests/test_mistakes.py.
+Graded by tests/grader/test_mistakes.py.
 """
 
 ASSIGNMENT = "normalization"

@@ -1,4 +1,5 @@
-"""Plausible student mistakes for assignment ``positional`` (graded by tests/test_mistakes.py)."""
+"""Plausible student mistakes for assignment ``positional``
+(graded by tests/grader/test_mistakes.py)."""
 
 ASSIGNMENT = "positional"
 MISTAKES = [

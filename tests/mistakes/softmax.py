@@ -1,4 +1,5 @@
-"""Plausible student mistakes for assignment ``softmax`` (graded by tests/test_mistakes.py)."""
+"""Plausible student mistakes for assignment ``softmax``
+(graded by tests/grader/test_mistakes.py)."""
 
 ASSIGNMENT = "softmax"
 STABLE, TEMP = "test_softmax_stable", "test_softmax_temperature"

@@ -1,6 +1,6 @@
 """Probe 'assignment': reads the sandbox's limits from inside a worker (run before any hostile
 code). The probe cell gets the host paths and port substituted for __REPO__, __COURSE__ and
-__PORT__ by tests/test_redteam.py."""
+__PORT__ by tests/adversarial/test_redteam.py."""
 
 from autograder.checking import fail
 

@@ -20,7 +20,7 @@ import pytest
 
 from bench.grading import filled, make_course, solution_sources
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 WRONG_JACOBIAN = "def softmax_jacobian(p):\n    return torch.diag_embed(p)\n"
@@ -176,8 +176,8 @@ def test_plots_are_labelled_in_korean_with_a_korean_font():
 
     import matplotlib
 
-    from autograder.reporting import plots
     from autograder.reporting import class_report as cr
+    from autograder.reporting import plots
 
     cells = [("softmax", "test_a", 2.0), ("softmax", "test_b", 3.0)]
     rows = [cr.Row(f"s{i}", i, 5.0, {}) for i in range(4)]
@@ -239,8 +239,8 @@ def test_batch_command_validates_notebooks_without_the_iri_grammar():
 def test_failures_are_counted_by_the_misconception_they_name():
     """Two cases of one test cell naming the same catalogued misconception count as one
     misconception; a message without a diagnosis is known by its first line."""
-    from autograder.reporting.class_report import misconception
     from autograder.report import MISCONCEPTION
+    from autograder.reporting.class_report import misconception
 
     a = f"softmax [dim=1]: {MISCONCEPTION} dim 인자를 쓰지 않았습니다\n값이 다릅니다"
     b = f"softmax [dim=0]: {MISCONCEPTION} dim 인자를 쓰지 않았습니다\n값이 다릅니다"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STUDENT_REQUIREMENTS = ROOT / "requirements-student.txt"
 sys.path.insert(0, str(ROOT / "tools"))
 try:

@@ -23,12 +23,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_book import CHAPTERS
-from test_release import release  # tools/release.py, loaded once
 
 from autograder import notebook as nbio
+from tests.support.book import CHAPTERS, release
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BOOK = ROOT / "book"
 HIDDEN_TAGS = {"hide-input", "remove-input", "remove-cell"}
 MIN_PIECES = 2

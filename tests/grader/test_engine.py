@@ -20,15 +20,15 @@ import pytest
 import torch
 
 from autograder import notebook as nbio
+from autograder.engines.local import Engine
 from autograder.judge import sandbox as sbx
 from autograder.judge.checking import CheckFailed, assert_close, expect_tensor
-from autograder.engines.local import Engine
 from autograder.judge.grading import Grading, SandboxBackend, StudentCrashed, StudentTimeout
 from autograder.report import MISCONCEPTION
 from autograder.sandboxed import wire
 from autograder.seeds import new_run_seed
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "grader_course"
 CHECKS = FIXTURE / "fixture_checks"
 BIN = Path(sys.executable).parent

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BOOK = ROOT / "book"
 CHAPTERS = sorted(p.stem for p in BOOK.glob("0*.md"))
 FACTORIES = {

@@ -4,16 +4,12 @@ A LocalCluster of 2 worker processes on this machine stands in for a cluster of 
 batch command runs as a subprocess and connects to its scheduler over TCP, as on a cluster.
 """
 
-import glob
 import json
 import os
-import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 import types
 from concurrent.futures import Future
@@ -23,12 +19,11 @@ import pytest
 from distributed import Client, LocalCluster
 
 from autograder.engines import cluster
-from autograder.engines.local import JUDGE_STOPPED
-from autograder.report import empty_report
+from autograder.report import CLUSTER_FAILED, JUDGE_STOPPED, empty_report
 from bench.cluster import course_env, grade_command, gradebook_rows, synthetic_class
 from bench.grading import filled
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "grader_course"
 CHECKS = FIXTURE / "fixture_checks"
 SOFTMAX = "def softmax(x, dim=-1):\n    return torch.softmax(x, dim=dim)\n"
@@ -120,7 +115,7 @@ def test_worker_with_other_checks_is_refused():
     }
     worker = types.SimpleNamespace(state=types.SimpleNamespace(nthreads=1))
     stale = dict(settings, fingerprint="0" * 64)
-    state = cluster.warm_up(cluster.RunSettings(stale), dask_worker=worker)
+    state = cluster.warm_up(cluster.WorkerRun(stale), dask_worker=worker)
     assert "differ from the command's" in state["error"]
     # the fingerprint follows the content of the check modules (and not their folder)
     assert cluster.fingerprint(CHECKS, ["demo"]) != cluster.fingerprint(CHECKS, ["missing"])
@@ -137,11 +132,11 @@ def test_notebook_failing_twice_is_a_grader_error(monkeypatch):
         def submit(self, assignment, grade_ids, cells, solutions, public=None):
             attempts.append(cells[0])
             future = Future()
-            stopped = "STOP" in cells[0]
-            message = JUDGE_STOPPED if stopped else "ok"
-            future.set_result(
-                empty_report(grade_ids, message, "grader-error" if stopped else "passed")
-            )
+            if "STOP" in cells[0]:  # a judge stopped: known by the reason code alone
+                report = empty_report(grade_ids, "any text", reason=JUDGE_STOPPED)
+            else:
+                report = empty_report(grade_ids, "ok", "passed")
+            future.set_result(report)
             return future
 
     monkeypatch.setattr(cluster, "worker_engine", lambda run, jobs: cluster._Entry(Judges()))
@@ -163,6 +158,7 @@ def test_notebook_failing_twice_is_a_grader_error(monkeypatch):
     assert sorted(report.verdicts) == sorted(ids)
     for v in report.verdicts.values():
         assert v.outcome == "grader-error" and v.message == cluster.GRADER_FAILED
+    assert report.reason == CLUSTER_FAILED
     assert report is bad.result()  # asked again (the summary): the same report
 
 
@@ -275,58 +271,7 @@ def test_killed_worker_costs_a_retry_not_a_grade(dask_cluster, tmp_path):
 
 
 # ----------------------------------------------------------------------------- PostgreSQL
-
-
-def pg_binary(name):
-    """A PostgreSQL server program: on PATH or in Debian's /usr/lib/postgresql/<version>/bin."""
-    found = shutil.which(name)
-    if found:
-        return found
-    hits = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
-    return hits[-1] if hits else None
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def postgres():
-    """A throw-away PostgreSQL server on 127.0.0.1 (initdb + pg_ctl in a temporary folder, run as
-    the `postgres` user when this is root) -> SQLAlchemy URL of an empty database."""
-    initdb, pg_ctl = pg_binary("initdb"), pg_binary("pg_ctl")
-    if not (initdb and pg_ctl):
-        pytest.skip("PostgreSQL server not installed (make sysdeps installs Debian's postgresql)")
-    psycopg2 = pytest.importorskip("psycopg2")
-    as_user = []
-    base = tempfile.mkdtemp(prefix="autograder-pg-")
-    if os.geteuid() == 0:  # the server refuses to run as root
-        try:
-            user = pwd.getpwnam("postgres")
-        except KeyError:
-            shutil.rmtree(base)
-            pytest.skip("running as root and there is no `postgres` user to run the server as")
-        os.chown(base, user.pw_uid, user.pw_gid)
-        as_user = ["runuser", "-u", "postgres", "--"]
-    data, port = os.path.join(base, "data"), free_port()
-    opts = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off"
-    try:
-        init = [initdb, "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C"]
-        run([*as_user, *init, "--no-sync"], base, os.environ)
-        start = [pg_ctl, "-D", data, "-o", opts, "-l", os.path.join(base, "log"), "-w", "start"]
-        run([*as_user, *start], base, os.environ, timeout=120)
-        conn = psycopg2.connect(host="127.0.0.1", port=port, user="postgres", dbname="postgres")
-        conn.autocommit = True
-        with conn.cursor() as cur:
-            cur.execute("CREATE DATABASE gradebook")
-        conn.close()
-        yield f"postgresql+psycopg2://postgres@127.0.0.1:{port}/gradebook"
-    finally:
-        stop = [*as_user, pg_ctl, "-D", data, "-m", "immediate", "stop"]
-        subprocess.run(stop, capture_output=True, timeout=60)
-        shutil.rmtree(base, ignore_errors=True)
+# (the `postgres` fixture, a throw-away server, is in conftest.py)
 
 
 @pytest.mark.slow

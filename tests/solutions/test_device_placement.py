@@ -660,4 +660,6 @@ def public_callables():
 def test_every_public_callable_has_a_case():
     covered = {name for _, names, _, _ in CASES for name in names}
     missing = sorted(set(public_callables()) - covered)
-    assert not missing, f"add a device case to tests/test_device_placement.py for: {missing}"
+    assert not missing, (
+        f"add a device case to tests/solutions/test_device_placement.py for: {missing}"
+    )

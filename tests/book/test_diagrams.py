@@ -26,9 +26,10 @@ import torch  # noqa: E402
 import yaml  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
-from test_book import CHAPTERS  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.book import CHAPTERS  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
 BOOK = ROOT / "book"
 sys.path.insert(0, str(BOOK))
 import diagrams  # noqa: E402

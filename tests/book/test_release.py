@@ -9,7 +9,7 @@ again): release notebooks by nbgrader, the whole book built, the bundle written 
 no byte of the bundle may hold a marker. The book that `make book` built in this repository is
 scanned as well (test_built_book_holds_no_answers) for every line that only a solution region, a
 hidden-test region, a check module or solutions/ has. The bundle's chapter notebooks are run by a
-student environment in tests/test_chapter_notebooks.py.
+student environment in tests/book/test_chapter_notebooks.py.
 """
 
 import json
@@ -23,13 +23,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "book" / "_ext")]
-try:
-    import coursebook
-    import release
-finally:
-    del sys.path[:2]
+from tests.support.book import coursebook, release
+
+ROOT = Path(__file__).resolve().parents[2]
 
 BEGIN_SOLUTION = re.compile(r"^([ \t]*)### BEGIN SOLUTION[ \t]*$", re.M)
 BEGIN_HIDDEN = re.compile(r"^([ \t]*)### BEGIN HIDDEN TESTS[ \t]*$", re.M)

@@ -9,9 +9,7 @@ before grading, the course lock and Ctrl-C.
 import csv
 import fcntl
 import json
-import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,73 +21,29 @@ import nbformat
 import pytest
 
 from autograder import notebook as nbio
-
-REPO = Path(__file__).resolve().parents[1]
-FIXTURE = REPO / "tests" / "fixtures" / "grader_course"
-BIN = Path(sys.executable).parent
-SOFTMAX = "def softmax(x, dim=-1):\n    return torch.softmax(x, dim=dim)\n"
-SCALE = (
-    "class Scale(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
-    "        self.weight = nn.Parameter(torch.ones(d))\n"
-    "    def forward(self, x):\n        return x * self.weight\n"
+from tests.support.fixture_course import (
+    BIN,
+    FIXTURE,
+    GOOD,
+    SCALE,
+    SOFTMAX,
+    env,
+    filled,
+    make_course,
+    put,
+    run,
 )
-GOOD = {"softmax_sol": SOFTMAX, "scale_sol": SCALE}
+
+REPO = Path(__file__).resolve().parents[2]
 HANG = "def softmax(x, dim=-1):\n    while True:\n        pass\n"
-MATH = (
-    "Scale: $y_i = w_i x_i$, and\n\n$$\\mathrm{softmax}(x)_i = \\frac{e^{x_i}}{\\sum_j e^{x_j}}$$"
-)
 MAX_BYTES = 8000  # c.SubmissionLimits.max_bytes of the test course (a notebook is ~2 KB)
-
-
-def env():
-    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-
-
-def run(cmd, cwd, ok=True, timeout=300, **kw):
-    r = subprocess.run(
-        cmd, cwd=cwd, env=kw.pop("env", env()), capture_output=True, text=True, timeout=timeout
-    )
-    assert (r.returncode == 0) == ok, r.stdout[-3000:] + r.stderr[-3000:]
-    return r
 
 
 GRADE = [sys.executable, "-m", "autograder", "grade", "demo", "--jobs", "2", "--quiet"]
 
 
-def make_course(root, config="", before=()):
-    """The fixture course at ``root`` with ``config`` appended to its nbgrader_config.py, the
-    nbgrader commands ``before`` run, then `demo` generated -> its release notebook (JSON)."""
-    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("__pycache__", ".canary-*"))
-    source = root / "source/demo/demo.ipynb"
-    nb = json.loads(source.read_text())
-    nb["cells"].append(nbformat.v4.new_markdown_cell(MATH))  # for the feedback page's math
-    source.write_text(json.dumps(nb))
-    with open(root / "nbgrader_config.py", "a") as f:
-        f.write(f"c.SandboxLimits.wall_s = 4.0\n{config}")
-    for args in before:
-        run([str(BIN / "nbgrader"), *args], root)
-    run([str(BIN / "nbgrader"), "generate_assignment", "demo", "--force"], root)
-    return json.loads((root / "release/demo/demo.ipynb").read_text())
-
-
-def filled(release, codes):
-    nb = json.loads(json.dumps(release))
-    for c in nb["cells"]:
-        gid = c["metadata"].get("nbgrader", {}).get("grade_id")
-        if gid in codes:
-            c["source"] = codes[gid]
-    return nb
-
-
 def cell_index(nb, gid):
     return next(i for i, c in enumerate(nb["cells"]) if nbio.grade_id(c) == gid)
-
-
-def put(root, student, name, data):
-    folder = root / "submitted" / student / "demo"
-    folder.mkdir(parents=True, exist_ok=True)
-    data = json.dumps(data) if isinstance(data, dict) else data
-    (folder / name).write_bytes(data.encode() if isinstance(data, str) else data)
 
 
 def broken_class(root, release):
@@ -300,7 +254,7 @@ def test_gradebook_must_hold_the_assignment(tmp_path):
     """No grading (and nothing written) while the gradebook lacks the assignment's notebooks:
     no gradebook (release/ copied from elsewhere), then only a due date imported. (Grading after
     generate_assignment, with the late penalty in the summary and the class report:
-    tests/test_instructor_guide.py, on PostgreSQL.)"""
+    tests/instructor/test_instructor_guide.py, on PostgreSQL.)"""
     root = tmp_path / "course"
     release = make_course(root)
     put(root, "kim", "demo.ipynb", filled(release, GOOD))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "_build" / "screenshots"
 WIDTHS = [1280, 375]
 PAGES = ["01_softmax", "02_attention", "04_multihead", "05_positional", "06_normalization"]

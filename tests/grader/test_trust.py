@@ -17,7 +17,7 @@ from autograder.judge.grading import Grading, SandboxBackend, Spec
 from autograder.judge.policy import CodeFacts, cell_label, forbidden_ops
 from autograder.seeds import derive_seed, submission_seed
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 # ----------------------------------------------------------------------------- source rules

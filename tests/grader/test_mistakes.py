@@ -10,46 +10,18 @@ the batch command uses (judge processes, bubblewrap sandboxes, the hidden pytest
 - the unmodified source notebook gets full marks and the release stub zero (controls).
 """
 
-import copy
-import importlib.util
 import os
 import zlib
-from pathlib import Path
 
 import pytest
 
 from autograder import notebook as nbio
 from autograder.engines.local import Engine
+from tests.support.catalogue import KINDS, SUITES, notebooks, source_notebook
 
-REPO = Path(__file__).resolve().parents[1]
-SOURCE = REPO / "exercises" / "source"
-KINDS = {"logic", "in-place", "device", "randomness", "constant", "forbidden"}
-
-
-def load(path):
-    spec = importlib.util.spec_from_file_location(f"mistakes_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # data only: mistakes are source strings
-    return module
-
-
-SUITES = {p.stem: load(p) for p in sorted((REPO / "tests" / "mistakes").glob("*.py"))}
 CASES = [(a, m) for a, suite in SUITES.items() for m in suite.MISTAKES]
 # correct solutions written another way (other loop order, einsum, float64 inside, ...)
 VARIANTS = [(a, c) for a, suite in SUITES.items() for c in getattr(suite, "CORRECT", [])]
-
-
-def source_notebook(assignment):
-    return nbio.read_trusted(SOURCE / assignment / f"{assignment}.ipynb")
-
-
-def with_cell(nb, grade_id, source):
-    """Copy of ``nb`` whose solution cell ``grade_id`` holds ``source``."""
-    out = copy.deepcopy(nb)
-    cells = [c for c in out.cells if nbio.is_solution(c) and nbio.grade_id(c) == grade_id]
-    assert cells, f"no solution cell {grade_id!r}"
-    cells[0].source = source
-    return out
 
 
 # run seeds: the first decides the tests below; all must give the same per-item verdicts. A
@@ -67,48 +39,6 @@ RESEED_EVERY = max(1, int(os.environ.get("MISTAKES_RESEED_EVERY", "3")))
 def regraded(key):
     """True for the notebooks the later run seeds grade again (see RESEED_EVERY)."""
     return key[1] in ("source", "release") or zlib.crc32("/".join(key).encode()) % RESEED_EVERY == 0
-
-
-def notebooks(redteam=False):
-    """{(assignment, name): (template, notebook)}: the source notebook ('source'), the release
-    stub ('release') and every mistake of every suite; with ``redteam``, also every hostile
-    submission of tests/redteam/ that is made of solution cells, and its honest control."""
-    out = {}
-    for assignment, suite in SUITES.items():
-        src = source_notebook(assignment)
-        template = nbio.release_from_source(src)
-        out[assignment, "source"] = template, src
-        out[assignment, "release"] = template, template
-        for m in suite.MISTAKES + getattr(suite, "CORRECT", []):
-            out[assignment, m["name"]] = template, with_cell(src, m["cell"], m["source"])
-    return {**out, **redteam_notebooks()} if redteam else out
-
-
-def redteam_notebooks():
-    """{(assignment, 'redteam:<spec>' or 'redteam:<spec>:honest'): (template, notebook)}, built
-    the way tests/test_redteam.py builds them (its placeholders point nowhere useful here)."""
-    rt = load(REPO / "tests" / "test_redteam.py")
-    ctx = {"repo": REPO, "course": REPO / "exercises", "port": 9, "mark": REPO / "no-such-dir"}
-    out = {}
-    for path, spec in rt.SPEC.items():
-        a = spec.ASSIGNMENT
-        if a not in SUITES or any(hasattr(spec, k) for k in ("build", "extra", "SYMLINK")):
-            continue
-        src = source_notebook(a)
-        template = nbio.release_from_source(src)
-        sol = rt.Solutions(
-            (nbio.grade_id(c), "\n".join(ln for ln in c.source.splitlines() if "### " not in ln))
-            for c in src.cells
-            if nbio.is_solution(c)
-        )
-        kinds = ["attack", "honest"] if rt.is_controlled(path) else ["attack"]
-        for kind in kinds:
-            nb = copy.deepcopy(template)
-            for gid, code in rt.spec_cells(spec, kind, sol).items():
-                nb = with_cell(nb, gid, rt._substitute(code, a, ctx))
-            name = f"redteam:{path.stem}" + (":honest" if kind == "honest" else "")
-            out[a, name] = template, nb
-    return out
 
 
 @pytest.fixture(scope="module")

@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_cluster import postgres  # noqa: F401 (fixture: a throw-away PostgreSQL server)
-from test_instructor_submissions import GOOD, filled, make_course, put
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.fixture_course import GOOD, filled, make_course, put
+
+REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs" / "instructor_guide.md"
 FIXTURES = REPO / "tests" / "fixtures"
 FIXTURE = FIXTURES / "grader_course"
@@ -42,7 +42,7 @@ def run(cmd, cwd, ok=True, **kw):
 
 
 @pytest.mark.slow
-def test_due_date_first_and_extension_snippet_on_postgresql(postgres, tmp_path):  # noqa: F811
+def test_due_date_first_and_extension_snippet_on_postgresql(postgres, tmp_path):
     """Due date imported before generate_assignment (max_score stays 5), a late submission
     penalised in the batch summary and the class report, the guide's extension snippet run as
     written against PostgreSQL, the student regraded without the penalty."""

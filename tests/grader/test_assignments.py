@@ -2,7 +2,7 @@
 and the whole nbgrader cycle (generate, batch command, stock autograde).
 
 The checks themselves are proved against the reference by ``pytest autograder/checks
---reference`` (run by `make test`) and against wrong solutions by tests/test_mistakes.py.
+--reference`` (run by `make test`) and against wrong solutions by tests/grader/test_mistakes.py.
 """
 
 import ast
@@ -19,7 +19,7 @@ import pytest
 
 from autograder import notebook as nbio
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SOURCE = REPO / "exercises" / "source"
 CHECKS = REPO / "autograder" / "checks"
 BIN = Path(sys.executable).parent
@@ -155,7 +155,7 @@ def test_every_assignment_through_nbgrader(tmp_path):
         assert scores(db, a) == {"ref": 10.0, "blank": 0.0}, (a, failures(course, "ref", a))
     # the stock command, same configuration, same scores: on the assignment with the most test
     # cells (its path through nbgrader is the same for all nine, and each run starts its own
-    # judge: ~9 s per assignment on 2 cores; tests/test_instructor_submissions.py and the
+    # judge: ~9 s per assignment on 2 cores; tests/instructor/test_instructor_submissions.py and the
     # round trip in test_engine.py check the stock command on broken submissions)
     for a in ["decoding"]:
         run([str(BIN / "nbgrader"), "autograde", a, "--force"])

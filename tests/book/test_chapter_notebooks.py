@@ -22,9 +22,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from test_release import coursebook, release  # tools/release.py and book/_ext/coursebook.py
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.book import coursebook, release
+
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTER_PAGES = [p.stem for p in coursebook.chapter_pages(ROOT)]
 # chapter 9 loads the weights chapter 8 trained (book/numwords.py caches them next to the
 # folder), so both run in the same worker, 8 first; the rest alternate between two workers
