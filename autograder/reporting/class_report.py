@@ -4,9 +4,10 @@ Run from the course root (exercises/) after ``python -m autograder grade``. Scor
 gradebook (nbgrader.api.Gradebook); per test cell outcomes and failure messages from the error
 outputs that nbgrader/preprocessors.write_verdicts puts into the autograded notebooks (``ename``
 names the outcome, see report.ENAMES), grading seconds from their ``autograder`` notebook
-metadata. Writes reports/<assignment>.html (plots embedded as base64 PNG: opens offline, no scripts) and
-reports/<assignment>.csv (one row per student). The plots are drawn by plots.py (imported
-only here: the batch command's summary reads the gradebook with this module, without matplotlib).
+metadata. Writes reports/<assignment>.html (plots embedded as base64 PNG: opens offline, no
+scripts) and reports/<assignment>.csv (one row per student). The plots are drawn by plots.py
+(imported only here: the batch command's summary reads the gradebook with this module, without
+matplotlib).
 """
 
 import collections

@@ -23,9 +23,11 @@ from autograder import notebook as nbio
 from autograder.engines.local import Engine
 from autograder.judge import sandbox as sbx
 from autograder.judge.checking import CheckFailed, assert_close, expect_tensor
-from autograder.judge.grading import Grading, SandboxBackend, StudentCrashed, StudentTimeout
+from autograder.judge.diagnosis import StudentCrashed, StudentTimeout
+from autograder.judge.grading import Grading, SandboxBackend
 from autograder.report import MISCONCEPTION
 from autograder.sandboxed import wire
+from autograder.sandboxed.protocol import child_reply
 from autograder.seeds import new_run_seed
 
 REPO = Path(__file__).resolve().parents[2]
@@ -165,7 +167,7 @@ def test_cells_compiled_by_the_judge_run_in_the_child_as_their_own_cells():
     takes only a code object named as that cell, else compiles the source itself (a cell that
     does not compile reports its own SyntaxError in the child)."""
     from autograder.judge.grading import wire_code
-    from autograder.sandboxed import worker
+    from autograder.sandboxed import child as worker
 
     src = "def f(x):\n    return x + 1\n"
     data = wire_code(2, src)
@@ -513,7 +515,7 @@ class RecordingChild:
 
     def request(self, header, values=None, answer=None):
         self.requests.append(dict(header))
-        return header, {"errors": [], "value": True}
+        return child_reply(header["op"], {"errors": [], "value": True})
 
 
 def test_a_child_never_serves_two_devices():
@@ -653,7 +655,7 @@ def test_crash_message_names_call_shapes_and_line(sandbox):
 
 
 def test_a_runtime_error_of_a_common_mistake_is_named_first(sandbox):
-    """A crash whose error a common mistake causes (judge.KNOWN_ERRORS) starts with that
+    """A crash whose error a common mistake causes (judge.diagnosis.KNOWN_ERRORS) starts with that
     mistake's diagnosis; the error and its line follow. Another error is shown as it is."""
     code = "def fill(s, keep):\n    return s.masked_fill(~keep, -1e9)\n"
     scores, keep = torch.zeros(2, dtype=torch.float16), torch.tensor([True, False])
@@ -761,7 +763,7 @@ def test_missing_bwrap_refuses_unless_unsafe(monkeypatch):
 
 
 def test_limits_come_from_nbgrader_config(tmp_path):
-    from autograder.cli import course_config
+    from autograder.notebook import course_config
 
     (tmp_path / "nbgrader_config.py").write_text(
         "c = get_config()  # noqa: F821\nc.SandboxLimits.wall_s = 7.5\nc.SandboxLimits.nproc = 9\n"

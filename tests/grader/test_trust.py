@@ -13,8 +13,9 @@ import torch
 
 from autograder.judge import sandbox as sbx
 from autograder.judge.checking import CheckFailed
-from autograder.judge.grading import Grading, SandboxBackend, Spec
+from autograder.judge.grading import Grading, SandboxBackend
 from autograder.judge.policy import CodeFacts, cell_label, forbidden_ops
+from autograder.judge.student import Spec
 from autograder.seeds import derive_seed, submission_seed
 
 REPO = Path(__file__).resolve().parents[2]

@@ -147,11 +147,20 @@ FAILURES = {
     "notebook under another name": ("(이)라는 이름으로 제출되어", "autograder/notebook.py"),
     "several candidates": ("비슷한 이름의 노트북이 여러 개", "autograder/notebook.py"),
     "missing notebook": ("ipynb가 제출되지 않았습니다(0점)", "autograder/notebook.py"),
-    "gradebook lacks the assignment": ("채점하지 않았습니다: gradebook(", "autograder/cli.py"),
-    "two runs at once": ("다른 채점이 이 과정 폴더에서 진행 중입니다", "autograder/cli.py"),
+    "gradebook lacks the assignment": (
+        "채점하지 않았습니다: gradebook(",
+        "autograder/nbgrader/batch.py",
+    ),
+    "two runs at once": (
+        "다른 채점이 이 과정 폴더에서 진행 중입니다",
+        "autograder/nbgrader/batch.py",
+    ),
     "Ctrl-C": ("채점을 중단했습니다(Ctrl-C)", "autograder/cli.py"),
-    "not written by nbgrader": ("nbgrader가 gradebook에 기록하지 않은 학생", "autograder/cli.py"),
-    "checksum warnings": ("has changed!", "autograder/nbgrader/plugin.py"),
+    "not written by nbgrader": (
+        "nbgrader가 gradebook에 기록하지 않은 학생",
+        "autograder/reporting/summary.py",
+    ),
+    "checksum warnings": ("has changed!", "autograder/nbgrader/fixes.py"),
     "student config warning": ("No nbgrader_config.py file found", "tools/release.py"),
     "student kernel warning": ("running over TCP without encryption", "requirements-student.txt"),
 }

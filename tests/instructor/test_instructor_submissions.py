@@ -239,7 +239,7 @@ def test_match_cells_notes_every_graded_cell_that_does_not_match():
 
 
 def test_problems_are_escaped_in_the_feedback_cell():
-    from autograder.nbgrader.plugin import write_verdicts
+    from autograder.nbgrader.preprocessors import write_verdicts
     from autograder.report import Report
 
     nb = nbformat.v4.new_notebook()
