@@ -22,7 +22,8 @@ from autograder.nbgrader import fixes  # noqa: F401  first: before anything impo
 
 # isort: split
 from autograder.engines.base import RunSettings
-from autograder.judge.sandbox import UNSAFE_FLAG, SandboxLimits, SandboxUnavailable
+from autograder.judge.bwrap import UNSAFE_FLAG, SandboxUnavailable
+from autograder.judge.sandbox import SandboxLimits
 from autograder.notebook import course_config
 
 

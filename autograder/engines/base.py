@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Protocol
 
 from autograder import notebook as nbio
-from autograder.judge.sandbox import SandboxLimits, check_bwrap, unsafe_requested
+from autograder.judge.bwrap import check_bwrap, unsafe_requested
+from autograder.judge.sandbox import SandboxLimits
 from autograder.seeds import default_run_seed
 
 CHECKS_DIR = Path(__file__).resolve().parents[1] / "checks"

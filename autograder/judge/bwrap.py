@@ -32,6 +32,10 @@ class SandboxUnavailable(RuntimeError):
     """bwrap is missing or does not work here."""
 
 
+def unsafe_requested(flag=False):
+    return bool(flag) or os.environ.get(UNSAFE_ENV, "") == "1"
+
+
 def check_bwrap():
     """Raise SandboxUnavailable with install instructions unless bwrap runs here."""
     exe = shutil.which("bwrap")

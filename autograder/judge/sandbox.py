@@ -24,7 +24,6 @@ from traitlets.config import Configurable
 
 from autograder.judge.bwrap import (
     INSIDE,
-    UNSAFE_ENV,
     SandboxUnavailable,
     bwrap_command,
     check_bwrap,
@@ -82,10 +81,6 @@ class SandboxLimits(Configurable):
 
     def as_dict(self):
         return {k: getattr(self, k) for k in self.trait_names(config=True)}
-
-
-def unsafe_requested(flag=False):
-    return bool(flag) or os.environ.get(UNSAFE_ENV, "") == "1"
 
 
 class Session:

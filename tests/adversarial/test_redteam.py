@@ -188,7 +188,7 @@ def _sandbox_processes():
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    from autograder.judge.sandbox import check_bwrap
+    from autograder.judge.bwrap import check_bwrap
 
     check_bwrap()  # raises SandboxUnavailable (test error, not a skip) without bubblewrap
     tmp = tmp_path_factory.mktemp("redteam")

@@ -21,6 +21,7 @@ import torch
 
 from autograder import notebook as nbio
 from autograder.engines.local import Engine
+from autograder.judge import bwrap
 from autograder.judge import sandbox as sbx
 from autograder.judge.checking import CheckFailed, assert_close, expect_tensor
 from autograder.judge.diagnosis import StudentCrashed, StudentTimeout
@@ -755,7 +756,7 @@ def test_missing_bwrap_refuses_unless_unsafe(monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(sbx.SandboxUnavailable, match="apt-get install bubblewrap"):
         Engine(jobs=1, checks_dir=CHECKS)
-    with pytest.raises(sbx.SandboxUnavailable, match=sbx.UNSAFE_FLAG):
+    with pytest.raises(sbx.SandboxUnavailable, match=bwrap.UNSAFE_FLAG):
         Engine(jobs=1, checks_dir=CHECKS)
     eng = Engine(jobs=1, unsafe=True, checks_dir=CHECKS, assignments=["demo"])  # no raise
     assert eng.unsafe

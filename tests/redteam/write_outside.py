@@ -6,8 +6,8 @@ CELLS = {
 import os
 for _p in ("__MARK__/pwned_direct", "__COURSE__/pwned.txt", "__REPO__/solutions/pwned.py",
            "__COURSE__/source/softmax/pwned.txt", "/tmp/../__MARK__/pwned_dotdot",
-           "/proc/1/root__MARK__/pwned_proc", "/pwned_root", "/usr/pwned", "/grader/worker.py",
-           "/grader/wire.py"):
+           "/proc/1/root__MARK__/pwned_proc", "/pwned_root", "/usr/pwned", "/grader/autograder/sandboxed/child.py",
+           "/grader/autograder/sandboxed/wire.py", "/grader/autograder/pwned.py"):
     try:
         with open(_p, "a") as _f:
             _f.write("PWNED")
