@@ -293,6 +293,8 @@ STUDENT_CONFIG = '''"""학생용 nbgrader 설정: 과제 노트북과 같은 작
 
 c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "attention-transformers"
+# 강좌 서버(JupyterHub)의 nbgrader exchange 폴더: 강사가 다른 경로를 알려 주면 그 경로로 바꾸세요.
+c.Exchange.root = "/usr/local/share/nbgrader/exchange"
 '''
 
 
