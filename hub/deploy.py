@@ -322,7 +322,7 @@ def interpreters_reachable(*venvs):
             text=True,
             check=True,
         ).stdout.strip()
-        for target in (exe, Path(base) / "lib"):
+        for target in (exe, Path(base) / "lib", Path(venv).resolve() / "bin"):
             for folder in reversed(Path(target).parents):
                 mode = folder.stat().st_mode
                 if not mode & 0o001:

@@ -220,16 +220,17 @@ def feedback_pages(settings, student, assignment):
     }
 
 
-def wait_feedback(settings, student, assignment, count=1, timeout=120, poll=0.5):
-    """Fetch until the student has ``count`` feedback pages -> (pages, seconds waited)."""
+def wait_feedback(settings, student, assignment, count=1, timeout=120):
+    """Wait until the feedback of the student's ``count`` latest submissions is in the exchange,
+    then fetch it as the student -> (pages, seconds waited)."""
     t0 = time.monotonic()
-    while True:
-        pages = feedback_pages(settings, student, assignment)
-        if len(pages) >= count:
-            return pages, time.monotonic() - t0
-        if time.monotonic() - t0 > timeout:
-            raise TimeoutError(f"{student}: {len(pages)} of {count} feedback pages")
-        time.sleep(poll)
+    for _, secret, stems in cached_submissions(student, assignment)[-count:]:
+        for stem in stems:
+            wait_released(settings, secret, stem, timeout=timeout)
+    pages = feedback_pages(settings, student, assignment)
+    if len(pages) < count:
+        raise TimeoutError(f"{student}: {len(pages)} of {count} feedback pages fetched")
+    return pages, time.monotonic() - t0
 
 
 def submit(settings, student, assignment):
