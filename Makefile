@@ -7,7 +7,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.requirements.stamp
 
-.PHONY: book test lint sysdeps venv clean bench notebooks release
+.PHONY: book test test-hub lint sysdeps venv clean bench notebooks release
 
 venv: $(STAMP)
 
@@ -53,6 +53,12 @@ release: $(STAMP) sysdeps notebooks
 test: $(STAMP) sysdeps notebooks
 	$(PY) -m pytest autograder/checks --reference -q -p no:cacheprovider
 	$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder --durations=25
+
+# The course on JupyterHub (hub/, autograder/service/, docs/jupyterhub.md), apart from `make test`:
+# as root it makes system accounts and a students' venv (about 12 minutes on a fresh machine), so
+# it is not yet part of the suite CI runs. Instant feedback, isolation, restart and hostile notebooks.
+test-hub: $(STAMP) sysdeps notebooks
+	$(PY) -m pytest tests/hub -o addopts="-ra --strict-markers" -p no:cacheprovider
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

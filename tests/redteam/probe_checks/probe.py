@@ -2,7 +2,7 @@
 code). The probe cell gets the host paths and port substituted for __REPO__, __COURSE__ and
 __PORT__ by tests/adversarial/test_redteam.py."""
 
-from autograder.checking import fail
+from autograder.judge.checking import fail
 
 PROBE = r"""
 import os, resource, socket
