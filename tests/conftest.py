@@ -2,7 +2,8 @@
 
 tests/<folder>/test_*.py: solutions/ (the reference code against PyTorch), grader/ (the engine,
 its verdicts, the mistakes catalogue, the assignments), adversarial/ (the red team), book/ (the
-book, its pages and figures, the release bundle, the student's environment), instructor/ (the
+built book, its pages and figures, the release bundle, the student's environment), book_code/ (the
+book's helper code and its page code, without the built book), instructor/ (the
 instructor's path: batch grading, class report, cluster, the guide), repo/ (the code base as a
 whole). Code the modules share lives in tests/support/ (a module never imports a test module),
 fixtures in the conftest.py of the folder that uses them.
