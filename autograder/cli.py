@@ -187,12 +187,16 @@ def grade_and_summarise(args, root, engine, config, t0):
                 engine.describe(),
                 gradebook,
                 done["not_written"],
+                done["graded"],
             )
         )
         if done["regraded"]:
-            print(f"note: {done['regraded']} notebook(s) re-graded during the gradebook phase")
+            print(
+                f"참고: gradebook에 쓰는 동안 노트북 {done['regraded']}개를 다시 채점했습니다 "
+                "(미리 채점한 뒤 제출물이 바뀌었습니다)."
+            )
         code |= bool(done["not_written"])
-    print(f"total {time.monotonic() - t0:.1f} s")
+    print(f"전체 {time.monotonic() - t0:.1f}초")
     return code
 
 

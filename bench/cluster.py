@@ -138,7 +138,7 @@ def main(argv=None):
             times[workers] = seconds
             busy[workers] = None if cpu is None else cpu / seconds
             grades[workers] = gradebook_rows(f"sqlite:///{course / 'gradebook.db'}")
-            phases = [float(m) for m in re.findall(r"^Graded .* in ([0-9.]+) s with", out, re.M)]
+            phases = [float(m) for m in re.findall(r"^과제 .*를 ([0-9.]+)초 동안", out, re.M)]
             print(
                 f"{workers} Dask worker(s) x {args.threads} thread(s): {seconds:8.1f} s "
                 f"({n / seconds:.2f} notebooks/s; gradebook phases {sum(phases):.1f} s, the "

@@ -71,7 +71,7 @@ class GradingEngine(Protocol):
     settings: RunSettings
 
     def describe(self) -> str:
-        """'2 sandboxed judge(s)' and where they run, for the batch command's summary."""
+        """'채점 프로세스 2개(샌드박스)' and where they run, for the batch command's summary."""
 
     def set_limits(self, limits: SandboxLimits) -> None:
         """Grade the jobs submitted from now on under ``limits``."""
@@ -106,5 +106,6 @@ def submit_notebook(engine, assignment, template, submission, name=None):
 
 
 def judges_label(jobs, unsafe):
-    """'2 sandboxed judge(s)' (or UNSANDBOXED) for the batch command's summary."""
-    return f"{jobs} {'UNSANDBOXED' if unsafe else 'sandboxed'} judge(s)"
+    """'채점 프로세스 2개(샌드박스)' (or 샌드박스 없음, UNSANDBOXED) for the batch command's
+    summary."""
+    return f"채점 프로세스 {jobs}개({'샌드박스 없음, UNSANDBOXED' if unsafe else '샌드박스'})"

@@ -256,7 +256,7 @@ class DaskEngine:
             print(UNSAFE_WARNING, file=sys.stderr, flush=True)
 
     def describe(self):
-        return f"{judges_label(self.jobs, self.unsafe)} on {self.workers} Dask worker(s) at start"
+        return f"Dask 워커 {self.workers}개(시작할 때)의 {judges_label(self.jobs, self.unsafe)}"
 
     def set_limits(self, limits):
         """Limits for the tasks submitted from now on (workers apply them before grading)."""

@@ -78,15 +78,21 @@ def describe(value):
 
 
 def _number(v, dtype):
-    """Python source for one element that gives back the same value in ``dtype``."""
+    """The shortest Python source for one element that gives back the same value in ``dtype``:
+    0.7, not 0.69999999999999996 (float64) or 0.699999988 (float32)."""
     if isinstance(v, bool) or not isinstance(v, float):
         return str(v)
     if math.isnan(v):
         return 'float("nan")'
     if math.isinf(v):
         return 'float("inf")' if v > 0 else 'float("-inf")'
-    digits = {torch.float64: 17, torch.float32: 9, torch.float16: 5, torch.bfloat16: 4}
-    return f"{v:.{digits.get(dtype, 9)}g}"
+    if dtype not in HALF_TOL and dtype != torch.float32:
+        return repr(v)  # float64: Python's repr is the shortest that round-trips
+    for digits in range(1, 10):
+        text = f"{v:.{digits}g}"
+        if torch.tensor(float(text), dtype=dtype).item() == v:
+            return text
+    return repr(v)
 
 
 def source(value):
@@ -128,8 +134,11 @@ def _inputs_text(inputs):
     if not inputs:
         return ""
     names = [k for k in inputs if str(k).isidentifier()]
-    code = [f"  {k} = {source(inputs[k])}" for k in names]
-    if len(names) == len(inputs) and sum(len(c) for c in code) <= PASTE_CHARS:
+    small = (
+        sum(v.numel() for v in inputs.values() if isinstance(v, torch.Tensor)) <= PASTE_CHARS // 2
+    )
+    code = [f"  {k} = {source(inputs[k])}" for k in names] if small else []
+    if small and len(names) == len(inputs) and sum(len(c) for c in code) <= PASTE_CHARS:
         return "\n입력 (그대로 붙여 넣어 실행할 수 있습니다):\n" + "\n".join(code)
     parts = [f"  {k} = {describe(v)}" for k, v in inputs.items()]
     return "\n입력 (요약: 모양, dtype, 앞쪽 값):\n" + "\n".join(parts)

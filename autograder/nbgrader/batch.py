@@ -50,8 +50,8 @@ def gradebook_location(config, root):
 def grade_assignments(engine, config, root, assignments, student=None, progress=None):
     """Grade ``assignments`` (every student, or ``student``) with ``engine`` and let nbgrader
     write the gradebook and autograded/; yields, per assignment once nbgrader is done,
-    {"assignment", "seconds", "failed" (nbgrader's exit code, or "no submissions"),
-    "not_written" (students graded but not written), "regraded", "coursedir"}. Every
+    {"assignment", "seconds", "failed" (nbgrader's exit code, or "no submissions"), "graded"
+    (submissions), "not_written" (students graded but not written), "regraded", "coursedir"}. Every
     assignment's notebooks go to the judges first: they never wait for nbgrader.
     ``progress(assignment, total)`` -> a callable advanced once per notebook, with .close()."""
     # what is loaded by now (nbgrader, SQLAlchemy, the course's configuration) stays for the
@@ -90,6 +90,7 @@ def grade_assignments(engine, config, root, assignments, student=None, progress=
             "not_written": not_written,
             "regraded": grader.regraded,
             "coursedir": coursedir,
+            "graded": len({sid for sid, _, _, _ in tasks}),
         }
 
 

@@ -305,10 +305,13 @@ class OverwriteCellsOnce(OverwriteCells):
         return super().preprocess_cell(cell, resources, index)
 
 
+NO_RESPONSE = "답안을 쓰지 않았습니다 (배포본 그대로입니다)."  # nbgrader's "No response."
+
+
 class SaveAutoGradesOnce(SaveAutoGrades):
     """nbgrader's SaveAutoGrades with one commit per notebook instead of one per cell, and the
     submission's grades and comments loaded in one query each instead of one per cell (same
-    rows, same values: auto_score from utils.determine_grade, the same comments).
+    rows, same values: auto_score from utils.determine_grade, the same comments, in Korean).
 
     Reason: a commit and two queries per cell (the private ``_add_score`` and ``_add_comment``
     replaced below) made most of the autograde step's database time. Upstream: not reported
@@ -345,4 +348,4 @@ class SaveAutoGradesOnce(SaveAutoGrades):
     def _add_comment(self, cell, resources):
         comment = self._find_comment(cell.metadata["nbgrader"]["grade_id"])
         unchanged = cell.metadata.nbgrader.get("checksum", None) == utils.compute_checksum(cell)
-        comment.auto_comment = "No response." if unchanged and not utils.is_task(cell) else None
+        comment.auto_comment = NO_RESPONSE if unchanged and not utils.is_task(cell) else None

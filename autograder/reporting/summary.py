@@ -7,12 +7,13 @@ import statistics
 from autograder.reporting.class_report import ReportError, attach_verdicts, gradebook_rows, label
 
 
-def summary(assignment, coursedir, seconds, engine_label, gradebook, not_written=()):
-    """The batch command's report of one assignment, read back from what nbgrader wrote (the
-    gradebook's scores and late penalties, autograded/'s outcomes and problems: see
-    class_report.py), so that it always agrees with the gradebook. ``not_written``: students
-    whose notebooks the engine graded but nbgrader did not take (never in the gradebook);
-    ``engine_label``: the engine's describe()."""
+def summary(assignment, coursedir, seconds, engine_label, gradebook, not_written=(), graded=None):
+    """The batch command's report of one assignment in Korean, read back from what nbgrader
+    wrote (the gradebook's scores and late penalties, autograded/'s outcomes and problems: see
+    class_report.py), so that it always agrees with the gradebook. ``graded``: how many
+    submissions this run graded (default: all the gradebook holds; ``--student`` grades one);
+    ``not_written``: students whose notebooks the engine graded but nbgrader did not take (never
+    in the gradebook); ``engine_label``: the engine's describe()."""
     lines = []
     try:
         cells, rows = gradebook_rows(coursedir, assignment)
@@ -22,12 +23,15 @@ def summary(assignment, coursedir, seconds, engine_label, gradebook, not_written
         lines.append(f"gradebook에 채점 결과가 없습니다: {e}")
     notebooks = sorted({c[0] for c in cells})
     width = max([40] + [len(label(c)) for c in cells])
-    lines.insert(
-        0,
-        f"Graded {len(rows)} submission(s) of '{assignment}' ({len(rows) * len(notebooks)} "
-        f"notebook(s)) in {seconds:.1f} s with {engine_label} "
-        "(gradebook and autograded/ written by nbgrader)",
+    graded = len(rows) if graded is None else graded
+    first = (
+        f"과제 '{assignment}': 제출물 {graded}개(노트북 {graded * len(notebooks)}개)를 "
+        f"{seconds:.1f}초 동안 {engine_label}로 채점했습니다 (gradebook과 autograded/는 nbgrader가 "
+        "썼습니다)."
     )
+    if graded != len(rows):
+        first += f" 아래는 gradebook에 있는 제출물 {len(rows)}개 전체의 결과입니다."
+    lines.insert(0, first)
     if rows:
         lines.append(f"{'테스트 셀':<{width - 3}} {'배점':>4} {'통과':>9}")
         for c in cells:
@@ -46,10 +50,10 @@ def summary(assignment, coursedir, seconds, engine_label, gradebook, not_written
         lines.append(f"지각 감점 {len(late)}명: {items}{' ...' if len(late) > 10 else ''}")
     crashed = sorted(r.student for r in rows if set(r.outcomes.values()) & {"crashed", "timeout"})
     errors = sorted(r.student for r in rows if "grader-error" in r.outcomes.values())
-    for what, names in (("crashed/timed-out workers", crashed), ("grader errors", errors)):
+    for what, names in (("비정상 종료 또는 시간 초과", crashed), ("채점 오류", errors)):
         if names:
             shown = ", ".join(names[:10]) + (" ..." if len(names) > 10 else "")
-            lines.append(f"{what}: {len(names)} student(s): {shown}")
+            lines.append(f"{what} {len(names)}명: {shown}")
     flagged = [r for r in rows if r.problems]
     if flagged:
         lines.append(
@@ -62,6 +66,6 @@ def summary(assignment, coursedir, seconds, engine_label, gradebook, not_written
             f"{', '.join(sorted(not_written))} (제출 폴더에 .ipynb 파일이 하나도 없거나 nbgrader가 "
             "실패했습니다; 위의 nbgrader 오류를 확인하세요)"
         )
-    lines.append(f"gradebook: {gradebook}   notebooks: {coursedir.root}/autograded")
-    lines.append(f"next: nbgrader generate_feedback {assignment}; nbgrader export")
+    lines.append(f"gradebook: {gradebook}   채점된 노트북: {coursedir.root}/autograded")
+    lines.append(f"다음 단계: nbgrader generate_feedback {assignment}; nbgrader export")
     return "\n".join(lines)

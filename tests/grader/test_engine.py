@@ -5,6 +5,7 @@ fixture_checks/demo.py whose references are plain torch functions, not the engin
 """
 
 import json
+import math
 import os
 import re
 import shutil
@@ -16,6 +17,7 @@ import uuid
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 import torch
 
@@ -23,7 +25,7 @@ from autograder import notebook as nbio
 from autograder.engines.local import Engine
 from autograder.judge import bwrap
 from autograder.judge import sandbox as sbx
-from autograder.judge.checking import CheckFailed, assert_close, expect_tensor
+from autograder.judge.checking import CheckFailed, assert_close, expect_tensor, source
 from autograder.judge.diagnosis import StudentCrashed, StudentTimeout
 from autograder.judge.grading import Grading, SandboxBackend
 from autograder.report import MISCONCEPTION
@@ -206,6 +208,34 @@ def test_the_zygote_lives_on_huge_pages_where_the_kernel_offers_them():
 
 
 # ----------------------------------------------------------------------------- compare
+
+
+def significant_digits(text):
+    mantissa = text.lower().split("e")[0].replace("-", "").replace(".", "").strip("0")
+    return max(1, len(mantissa))
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.float16, torch.bfloat16])
+def test_counterexample_numbers_print_short_and_exact(dtype):
+    """A counterexample's inputs print as numbers that give back the same tensor when pasted,
+    and no longer than the shortest repr that round-trips (Python's for float64, NumPy's for
+    float32 and float16; bfloat16 keeps 8 bits of mantissa: 4 digits at most): 0.7, not
+    0.69999999999999996 (float64) or 0.699999988 (float32)."""
+    values = [0.7, 1 / 3, -2.5e5, 3.0, 1e-8, 0.1 + 0.2, float("nan"), float("-inf")]
+    t = torch.tensor(values, dtype=dtype)
+    text = source(t)
+    back = eval(text, {"torch": torch})
+    assert back.dtype == dtype and torch.equal(back.isnan(), t.isnan())
+    assert torch.equal(back.nan_to_num(), t.nan_to_num())
+    printed = text[len("torch.tensor([") : text.index("], dtype")].split(", ")
+    assert printed[0] == "0.7", text
+    oracle = {torch.float64: repr, torch.float32: lambda v: str(np.float32(v))}
+    oracle[torch.float16] = lambda v: str(np.float16(v))
+    for number, v in zip(printed[:6], t[:6].tolist(), strict=True):
+        if not math.isfinite(v):  # -2.5e5 is -inf in float16
+            continue
+        shortest = oracle[dtype](v) if dtype in oracle else "1234"
+        assert significant_digits(number) <= significant_digits(shortest), (number, shortest)
 
 
 def test_assert_close_validates_before_comparing():
@@ -844,12 +874,15 @@ def test_nbgrader_round_trip(tmp_path):
     ]
     cli = [sys.executable, "-m", "autograder", "grade", "demo", "--jobs", "2", "--quiet"]
     out = run(cli, course, env).stdout
-    assert "Graded 6 submission(s)" in out and "demo/test_softmax" in out
-    assert "crashed/timed-out workers: 1 student(s): hang" in out, out
+    assert "제출물 6개" in out and "demo/test_softmax" in out
+    assert "비정상 종료 또는 시간 초과 1명: hang" in out, out
     assert scores(course / "gradebook.db") == expected
     hang = (course / "autograded/hang/demo/demo.ipynb").read_text()
     assert "시간 제한(4초)" in hang
     run(cli, course, env)  # regrading is idempotent
+    assert scores(course / "gradebook.db") == expected
+    one = run(cli + ["--student", "naive"], course, env).stdout  # says what it graded
+    assert "제출물 1개(노트북 1개)" in one and "제출물 6개 전체" in one, one
     assert scores(course / "gradebook.db") == expected
     # stock command, same config: verdicts from the engine, same scores
     run([str(BIN / "nbgrader"), "autograde", "demo", "--force"], course, env)

@@ -186,7 +186,8 @@ def test_cluster_grades_exactly_as_one_machine(dask_cluster, tmp_path):
     local_rows, local_nbs = gradebook_rows(db), autograded(course)
 
     out = run(grade_command(names, "--scheduler", lc.scheduler_address, *seed), course).stdout
-    assert "2 sandboxed judge(s) on 2 Dask worker(s)" in out and "re-graded" not in out
+    assert "Dask 워커 2개(시작할 때)의 채점 프로세스 2개(샌드박스)" in out
+    assert "다시 채점했습니다" not in out
     assert gradebook_rows(db) == local_rows
     assert autograded(course) == local_nbs
     assert "CheckFailed" in json.dumps(local_nbs)  # failure messages (with inputs) compared too
@@ -248,8 +249,8 @@ def test_killed_worker_costs_a_retry_not_a_grade(dask_cluster, tmp_path):
     stdout, stderr = proc.communicate(timeout=300)
     assert killed is not None, "no notebook was being graded to kill its worker"
     assert proc.returncode == 0, stdout[-3000:] + stderr[-3000:]
-    assert "Graded 6 submission(s)" in stdout and "crashed" not in stdout
-    assert "re-graded" not in stdout
+    assert "제출물 6개" in stdout and "비정상 종료" not in stdout
+    assert "다시 채점했습니다" not in stdout
 
     def processed(dask_scheduler):
         counts = {}
@@ -285,7 +286,7 @@ def test_postgresql_gradebook(postgres, tmp_path):
     }
     course = demo_course(tmp_path, students, db_url=postgres)
     out = run(grade_command(["demo"], "--jobs", "1"), course).stdout
-    assert "Graded 3 submission(s)" in out and f"gradebook: {postgres}" in out
+    assert "제출물 3개" in out and f"gradebook: {postgres}" in out
     run(grade_command(["demo"], "--jobs", "1"), course)  # regrading: same rows, updated
     assert not (course / "gradebook.db").exists()
     expected = [
@@ -364,7 +365,7 @@ def test_readme_slurm_snippet_grades_through_dask_jobqueue(tmp_path):
     assert scripts, r.stdout[-2000:]  # the second job may still be queued when grading ends
     text = scripts[0].read_text()
     assert "#SBATCH" in text and sys.executable in text and "--nthreads 1" in text
-    assert "Dask worker(s)" in r.stdout, r.stdout[-2000:]
+    assert "Dask 워커" in r.stdout, r.stdout[-2000:]
     total = {}
     for _, sid, _, _, score in gradebook_rows(f"sqlite:///{course / 'gradebook.db'}"):
         total[sid] = total.get(sid, 0) + score

@@ -103,7 +103,7 @@ def graded(tmp_path_factory):
 def test_every_broken_submission_is_flagged_and_recoverable_ones_graded(graded):
     root, expected, out = graded
     assert scores(root) == {s: score for s, (score, _) in expected.items()}
-    assert f"Graded {len(expected)} submission(s)" in out
+    assert f"제출물 {len(expected)}개" in out
     flagged = out.split("제출물 문제", 1)[1]
     for student, (_, words) in expected.items():
         lines = [ln for ln in flagged.splitlines() if ln.startswith(f"  {student}: ")]
@@ -124,6 +124,7 @@ def test_feedback_and_class_report_show_the_problems(graded):
         page = (root / "feedback" / student / "demo" / "demo.html").read_text()
         assert ("채점 안내" in page) == (words is not None), student
         offline_math(page)
+        korean_page(page)
         if words:
             assert words.replace("'", "&#39;") in page or words in page, student
     run([sys.executable, "-m", "autograder", "report", "demo", "--quiet"], root)
@@ -137,6 +138,18 @@ def test_feedback_and_class_report_show_the_problems(graded):
     assert "<h1>반 보고서: demo</h1>" in text and "문항별 난이도" in text
     assert '<a href="../feedback/good/demo/demo.html">demo</a>' in text
     assert "제출물 문제 (8명)" in text
+
+
+ENGLISH_LABELS = ("Test cell", "Student's answer", "Score:", "Comments:", "No response.", "(Top)")
+
+
+def korean_page(page):
+    """A feedback page speaks Korean (no label of nbgrader's template left in English), and its
+    messages wrap at the page's width instead of running off it."""
+    text = re.sub(r"<[^>]+>", " ", page)
+    assert not [label for label in ENGLISH_LABELS if label in text]
+    assert "테스트 셀" in text and "점수: " in text
+    assert re.search(r"pre[^{}]*\{white-space: pre-wrap", page)
 
 
 def offline_math(page):
@@ -261,7 +274,7 @@ def test_gradebook_must_hold_the_assignment(tmp_path):
     (root / "gradebook.db").unlink()
     for _ in range(2):
         r = run([*GRADE, "--jobs", "1"], root, ok=False)  # one judge started and stopped
-        assert "nbgrader generate_assignment demo" in r.stderr and "Graded" not in r.stdout
+        assert "nbgrader generate_assignment demo" in r.stderr and "채점했습니다" not in r.stdout
         assert not (root / "autograded").exists() and "Traceback" not in r.stderr
         (root / "assignments.csv").write_text("name,duedate\ndemo,2026-03-22 23:59:59 Asia/Seoul\n")
         run([str(BIN / "nbgrader"), "db", "assignment", "import", "assignments.csv"], root)
