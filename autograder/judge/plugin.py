@@ -33,7 +33,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder import notebook as nbio
 from autograder.judge.diagnosis import feedback
 from autograder.judge.grading import Grading, ReferenceBackend, SandboxBackend
 from autograder.judge.sandbox import Sandbox, SandboxLimits
@@ -145,6 +144,10 @@ class Appeal:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session):
+        # imported here, not at the top: nbformat and its validator cost every judge process
+        # about 2 s of CPU at start, and only the appeal path reads a notebook
+        from autograder import notebook as nbio
+
         checks = CheckItems(session)
         if len(checks.assignments()) != 1:
             raise pytest.UsageError(
