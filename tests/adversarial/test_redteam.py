@@ -359,7 +359,7 @@ def test_cli_succeeds_and_is_fast(graded):
     r = graded["cli"]["grade"]
     assert r.returncode == 0, r.stderr[-3000:]
     for a in ASSIGNMENTS:
-        assert f"of '{a}'" in r.stdout, r.stdout[-3000:]  # its summary
+        assert f"과제 '{a}':" in r.stdout, r.stdout[-3000:]  # its summary
         fb = graded["cli"][a + "_feedback"]
         assert fb.returncode == 0, fb.stderr[-3000:]
     assert graded["times"]["grade"] < 150 * len(ASSIGNMENTS), graded["times"]
