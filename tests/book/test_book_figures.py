@@ -7,17 +7,8 @@ import struct
 
 import pytest
 
-CHAPTERS = [
-    "01_softmax",
-    "02_attention",
-    "03_masking",
-    "04_multihead",
-    "05_positional",
-    "06_normalization",
-    "07_efficient",
-    "08_models",
-    "09_decoding",
-]
+from tests.support.book import CHAPTERS
+
 IMG_RE = re.compile(r"<img\b[^>]*>")
 
 
