@@ -129,18 +129,25 @@ def run_nbgrader_autograde(course, assignment, student, grader):
     """nbgrader's Autograde converter in-process, taking its verdicts from ``grader``."""
     from nbgrader.apps.autogradeapp import AutogradeApp
 
+    argv = [assignment, "--force"] + (["--student", student] if student else [])
+    return run_nbgrader_app(AutogradeApp, argv, course.root, grader)
+
+
+def run_nbgrader_app(app_class, argv, root, grader=None):
+    """The nbgrader app ``app_class`` (Autograde, GenerateFeedback, ...) in this process, in the
+    course root ``root`` (its nbgrader_config.py read from there), quietly -> its exit code;
+    ``grader`` (graders.BatchGrader): the verdicts of this run (c.EngineGrade.grader), not a new
+    engine. The batch command and the grading service both run nbgrader through it."""
     warnings.filterwarnings("ignore")
     logging.getLogger("traitlets").setLevel(logging.ERROR)
-    app = AutogradeApp()
-    argv = [assignment, "--force", "--log-level=ERROR"]
-    if student:
-        argv += ["--student", student]
+    app = app_class()
     cwd = os.getcwd()
-    os.chdir(course.root)
+    os.chdir(root)
     try:
         with shared_gradebook_engine():
-            app.initialize(argv)
-            app.config.EngineGrade.grader = grader  # this run's verdicts, not a new engine
+            app.initialize([*argv, "--log-level=ERROR"])
+            if grader is not None:
+                app.config.EngineGrade.grader = grader
             app.start()
     except SystemExit as e:
         return e.code or 0

@@ -18,7 +18,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import nbformat
@@ -140,13 +139,15 @@ class ServiceCourse:
             from nbgrader.apps.autogradeapp import AutogradeApp
             from nbgrader.apps.generatefeedbackapp import GenerateFeedbackApp
 
-            code = self.run_app(AutogradeApp, [assignment, "--force"], grader)
+            from autograder.nbgrader.batch import run_nbgrader_app
+
+            code = run_nbgrader_app(AutogradeApp, [assignment, "--force"], self.root, grader)
             if code:
                 raise PipelineError(f"nbgrader autograde {assignment} failed ({code})")
             if show == "score":
                 for path in (self.root / "autograded").glob(f"*/{assignment}/*.ipynb"):
                     score_only(path)
-            code = self.run_app(GenerateFeedbackApp, [assignment, "--force"])
+            code = run_nbgrader_app(GenerateFeedbackApp, [assignment, "--force"], self.root)
             if code:
                 raise PipelineError(f"nbgrader generate_feedback {assignment} failed ({code})")
             out = {}
@@ -163,28 +164,6 @@ class ServiceCourse:
     def clear(self, steps):
         for step in steps:
             shutil.rmtree(self.root / step, ignore_errors=True)
-
-    def run_app(self, app_class, argv, grader=None):
-        """An nbgrader app in this process, in this course root (its config file read from
-        here) -> exit code; ``grader``: the verdicts' source (c.EngineGrade.grader)."""
-        from autograder.nbgrader.fixes import shared_gradebook_engine
-
-        warnings.filterwarnings("ignore")
-        logging.getLogger("traitlets").setLevel(logging.ERROR)
-        app = app_class()
-        cwd = os.getcwd()
-        os.chdir(self.root)
-        try:
-            with shared_gradebook_engine():
-                app.initialize([*argv, "--log-level=ERROR"])
-                if grader is not None:
-                    app.config.EngineGrade.grader = grader
-                app.start()
-        except SystemExit as e:
-            return e.code or 0
-        finally:
-            os.chdir(cwd)
-        return 0
 
 
 def score_only(path):
