@@ -55,13 +55,14 @@ def cell_name(index):
 
 def cell_code(index, source, compiled):
     """The judge's compiled cell ``index`` (``compiled[index]``: a marshalled code object as a
-    uint8 tensor, see judge.wire_code), or None: the cell is compiled here from ``source``."""
+    uint8 tensor, see judge.wire_code), or None: the cell is compiled here from ``source``.
+    A load for a GPU decodes every tensor of the request onto it, the code's bytes too."""
     if not isinstance(compiled, list) or index >= len(compiled):
         return None
     data = compiled[index]
     if not isinstance(data, torch.Tensor) or data.dtype != torch.uint8:
         return None
-    code = marshal.loads(data.numpy().tobytes())
+    code = marshal.loads(data.cpu().numpy().tobytes())
     ok = isinstance(code, types.CodeType) and code.co_filename == cell_name(index)
     return code if ok else None
 
