@@ -22,6 +22,7 @@ import torch
 
 from autograder.report import MISCONCEPTION
 from autograder.sandboxed.tensors import manual_seed
+from autograder.sandboxed.wire import dim_order
 
 MAX_SHOW = 6  # elements shown per tensor in a summary
 PASTE_CHARS = 2500  # a counterexample's inputs are printed as Python up to this many characters
@@ -70,7 +71,7 @@ def describe(value):
         inner = ", ".join(describe(v) for v in list(value)[:4])
         return opening + inner + (", ..." if len(value) > 4 else "") + closing
     if isinstance(value, float):
-        return f"{value:.6g}"
+        return _number(value, torch.float64)  # all its digits: two floats shown differ
     if isinstance(value, torch.device | torch.dtype):
         return repr(str(value).removeprefix("torch."))
     text = repr(value) if isinstance(value, int | bool | str | type(None)) else type(value).__name__
@@ -91,14 +92,20 @@ def _number(v, dtype):
     for digits in range(1, 10):
         text = f"{v:.{digits}g}"
         if torch.tensor(float(text), dtype=dtype).item() == v:
-            return text
+            plain = repr(float(text))  # 10.0, not 1e+01
+            return plain if "e" in text and "e" not in plain else text
     return repr(v)
 
 
 def source(value):
-    """Python source that rebuilds ``value`` exactly (a tensor as torch.tensor([...], dtype=...)),
-    so that the student can paste a counterexample and run it."""
+    """Python source that rebuilds ``value`` exactly (a tensor as torch.tensor([...], dtype=...),
+    a transposed view as the permuted values with .permute(...) after them, the layout the
+    student's code received), so that the student can paste a counterexample and run it."""
     if isinstance(value, torch.Tensor):
+        order = dim_order(value)
+        if order != list(range(value.dim())):
+            back = [order.index(i) for i in range(value.dim())]
+            return f"{source(value.permute(order).contiguous())}.permute{tuple(back)}"
         t = value.detach().cpu()
         dtype = str(t.dtype).removeprefix("torch.")
         if 0 in t.shape:

@@ -67,13 +67,36 @@ def to_plain(value, tensors):
             raise WireError(f"tensor on device {value.device.type!r} (only cpu and cuda travel)")
         key = f"t{len(tensors)}"
         t = torch.Tensor(value.detach()).to("cpu") if type(value) is not torch.Tensor else value
+        node = {"t": key, "dev": value.device.type}
+        order = dim_order(t)
+        if order != list(range(t.dim())):  # a transposed view arrives as one (see from_plain)
+            t, node["p"] = t.permute(order), order
         tensors[key] = t.detach().to("cpu").contiguous().clone()
-        return {"t": key, "dev": value.device.type}
+        return node
     if isinstance(value, list | tuple):
         return {"l" if isinstance(value, list) else "u": [to_plain(v, tensors) for v in value]}
     if isinstance(value, dict):
         return {"d": [[str(k), to_plain(v, tensors)] for k, v in value.items()]}
     raise WireError(f"unsupported type {type(value).__name__}")
+
+
+def dim_order(t):
+    """The dimensions of ``t`` from outermost to innermost in memory (largest stride first):
+    ``list(range(t.dim()))`` for a contiguous tensor, [1, 0] for a transposed matrix."""
+    return sorted(range(t.dim()), key=lambda i: (-t.stride(i), i))
+
+
+def inverse_order(order, ndim):
+    """The permutation undoing ``t.permute(order)`` (the header's "p"); WireError unless
+    ``order`` is a permutation of range(ndim)."""
+    if not isinstance(order, list) or sorted(o for o in order if type(o) is int) != list(
+        range(ndim)
+    ):
+        raise WireError("malformed dimension order")
+    inverse = [0] * ndim
+    for i, o in enumerate(order):
+        inverse[o] = i
+    return inverse
 
 
 def from_plain(node, tensors, device=None, depth=0, count=None):
@@ -88,7 +111,7 @@ def from_plain(node, tensors, device=None, depth=0, count=None):
         if len(node) > MAX_STR:
             raise WireError("string too long")
         return node
-    if not isinstance(node, dict) or len(node) not in (1, 2):
+    if not isinstance(node, dict) or len(node) not in (1, 2, 3):
         raise WireError("malformed value")
     if "i" in node and len(node) == 1:
         s = node["i"]
@@ -123,7 +146,10 @@ def from_plain(node, tensors, device=None, depth=0, count=None):
         if device is None and (dev not in ("cpu", "cuda") or (dev == "cuda" and not cuda_ok())):
             raise WireError(f"unexpected tensor device {dev!r}")
         target = device if device is not None else dev
-        return t.to(target) if str(target) != "cpu" else t
+        t = t.to(target) if str(target) != "cpu" else t
+        return t if "p" not in node else t.permute(inverse_order(node["p"], t.dim()))
+    if len(node) == 3:
+        raise WireError("malformed value")
     for tag in ("l", "u"):
         if tag in node and len(node) == 1:
             items = node[tag]

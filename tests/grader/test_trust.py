@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from autograder.judge import sandbox as sbx
-from autograder.judge.checking import CheckFailed
+from autograder.judge.checking import CheckFailed, source
 from autograder.judge.grading import Grading, SandboxBackend
 from autograder.judge.policy import CodeFacts, cell_label, forbidden_ops
 from autograder.judge.student import Spec
@@ -355,6 +355,30 @@ def test_in_place_change_is_seen_even_when_the_worker_is_fooled(sandbox):
     try:
         with pytest.raises(CheckFailed, match=r"입력 텐서\(인자 0\).*제자리"):
             s.call("f", torch.ones(3), torch.zeros(2))
+    finally:
+        grading.end_function()
+
+
+def test_a_transposed_view_reaches_the_student_as_one(sandbox):
+    """A check's non-contiguous input keeps its layout on the wire (.view fails on it as on the
+    student's machine), its counterexample pastes back to the same layout, and an in-place
+    change through it is still seen in the shared memory."""
+    cells = [
+        "def strides(x):\n"
+        "    return torch.tensor([*x.stride(), int(x.is_contiguous())], device=x.device)\n"
+        "def flat(x):\n    return x.view(-1, x.shape[-1])\n"
+        "def bump(x):\n    x.add_(1.0)\n    return x.sum()\n"
+    ]
+    x = torch.arange(24.0).reshape(3, 2, 4).transpose(0, 1)  # (2, 3, 4), strides (4, 8, 1)
+    grading, s = student(sandbox, cells)
+    try:
+        assert s.call("strides", x).tolist() == [4, 8, 1, 0]
+        pasted = eval(source(x), {"torch": torch})
+        assert torch.equal(pasted, x) and pasted.stride() == x.stride()
+        with pytest.raises(CheckFailed, match="view size is not compatible"):
+            s.call("flat", x)
+        with pytest.raises(CheckFailed, match=r"입력 텐서\(인자 0\).*제자리"):
+            s.call("bump", x)
     finally:
         grading.end_function()
 
