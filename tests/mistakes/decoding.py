@@ -930,7 +930,7 @@ MISTAKES += [
             "F.log_softmax(model(beams)[:, -1, :].float(), dim=-1)",
         ),
         [BEAM],
-        "rel_tol=1e-9",  # the public test's line: the score is not exact to float64
+        "로그 확률을 float64 보다 낮은 정밀도",
     ),
     _entry(
         "beam_every_eos_candidate_finishes",
@@ -1042,6 +1042,196 @@ MISTAKES += [
 
 # Graded full marks although they break the spec (the grader's gaps, kept out of MISTAKES, each
 # with a why): none now (beam_tie_prefers_live_beam was one until ties were graded)
+# Missed by the checks on first contact with the blind sample of 2026-11-27
+# (tests/mistakes/BLIND.md), caught by the cases added for them on 2026-11-28.
+MISTAKES += [
+    {
+        "name": "greedy_eos_zero_treated_as_none",
+        "kind": "logic",
+        "cell": "greedy_decode",
+        "source": r'''def greedy_decode(table, idx, max_new_tokens, eos_id=None):
+    """Greedy decoding with TableLM(table). idx (B, T) long -> (B, T + n), n <= max_new_tokens.
+
+    With eos_id, a row that has produced eos_id keeps receiving it; stops once every row has.
+    """
+    model = TableLM(table)
+    ids = idx
+    finished = torch.zeros(idx.shape[0], dtype=torch.bool, device=idx.device)
+    for _ in range(max_new_tokens):
+        next_id = model(ids)[:, -1, :].argmax(dim=-1)          # (B,)
+        if eos_id:
+            next_id = next_id.masked_fill(finished, eos_id)
+            finished = finished | (next_id == eos_id)
+        ids = torch.cat([ids, next_id.unsqueeze(1)], dim=1)
+        if eos_id and bool(finished.all()):
+            break
+    return ids
+''',
+        "fails": ["test_greedy_decode"],
+        "says": "eos_id = 0 을",
+    },
+    {
+        "name": "top_k_view_fails_on_noncontiguous",
+        "kind": "logic",
+        "cell": "top_k_filter",
+        "source": r'''def top_k_filter(logits, k):
+    """Keep the k largest logits per row (ties with the k-th kept), the rest -> -inf.
+
+    logits (..., vocab_size) -> same shape, dtype and device.
+    """
+    vocab_size = logits.shape[-1]
+    flat = logits.view(-1, vocab_size)                      # (rows, vocab_size)
+    k = min(k, vocab_size)
+    kth = torch.topk(flat, k, dim=-1).values[:, -1:]        # (rows, 1)
+    out = torch.where(flat >= kth, flat, torch.full_like(flat, float("-inf")))
+    return out.view(logits.shape)
+''',
+        "fails": ["test_top_k_filter"],
+        "says": ".view 를 썼습니다",
+    },
+    {
+        "name": "top_k_threshold_indexing_assumes_2d",
+        "kind": "logic",
+        "cell": "top_k_filter",
+        "source": r'''def top_k_filter(logits, k):
+    """Keep the k largest logits per row (ties with the k-th kept), the rest -> -inf.
+
+    logits (..., vocab_size) -> same shape, dtype and device.
+    """
+    one_row = logits.dim() == 1
+    x = logits.unsqueeze(0) if one_row else logits          # (B, vocab_size)
+    k = min(k, x.shape[-1])
+    kth = torch.topk(x, k, dim=-1).values[:, -1:]           # (B, 1): the k-th largest
+    out = torch.where(x >= kth, x, torch.full_like(x, float("-inf")))
+    return out[0] if one_row else out
+''',
+        "fails": ["test_top_k_filter"],
+        "says": "앞 축 여러 개",
+    },
+    {
+        "name": "top_p_unstable_sort_on_ties",
+        "kind": "logic",
+        "cell": "top_p_filter",
+        "source": r'''def top_p_filter(logits, p):
+    """Nucleus filter: keep the smallest set of most likely tokens with probability mass >= p.
+
+    A token (sorted by probability, stable: lower id first on ties) is kept when the mass of the
+    tokens before it is < p. logits (..., vocab_size) -> same shape, dtype and device;
+    dropped -> -inf.
+    """
+    if p >= 1:
+        return logits.clone()
+    probs = torch.softmax(logits, dim=-1)
+    order = torch.argsort(probs, dim=-1, descending=True)
+    sorted_probs = torch.gather(probs, -1, order)
+    mass_before = torch.cumsum(sorted_probs, dim=-1) - sorted_probs
+    keep_sorted = mass_before < p
+    keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
+    return torch.where(keep, logits, torch.full_like(logits, float("-inf")))
+''',
+        "fails": ["test_top_p_filter"],
+        "says": "stable=True",
+    },
+    {
+        "name": "top_p_no_shortcut_for_p_one",
+        "kind": "logic",
+        "cell": "top_p_filter",
+        "source": r'''def top_p_filter(logits, p):
+    """Nucleus filter: keep the smallest set of most likely tokens with probability mass >= p.
+
+    A token (sorted by probability, stable: lower id first on ties) is kept when the mass of the
+    tokens before it is < p. logits (..., vocab_size) -> same shape, dtype and device;
+    dropped -> -inf.
+    """
+    probs = torch.softmax(logits, dim=-1)
+    sorted_probs, order = torch.sort(probs, dim=-1, descending=True, stable=True)
+    mass_before = torch.cumsum(sorted_probs, dim=-1) - sorted_probs
+    keep_sorted = mass_before < p
+    keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
+    return torch.where(keep, logits, torch.full_like(logits, float("-inf")))
+''',
+        "fails": ["test_top_p_filter"],
+        "says": "p = 1 인데 토큰을 버렸습니다",
+    },
+    {
+        "name": "ngram_length_equal_n_treated_as_too_short",
+        "kind": "logic",
+        "cell": "no_repeat_ngram_ban",
+        "source": r'''def no_repeat_ngram_ban(logits, ids, n):
+    """Set to -inf every token that would complete an n-gram already in ids (B, L).
+
+    logits (B, vocab_size) -> new (B, vocab_size). n <= 0 or L < n: unchanged.
+    """
+    B, L = ids.shape
+    if n <= 0 or L <= n:
+        return logits.clone()
+    grams = ids.unfold(-1, n, 1)
+    prefix = ids[:, L - n + 1:]
+    match = (grams[..., :-1] == prefix[:, None, :]).all(dim=-1)
+    hits = torch.zeros(logits.shape, dtype=torch.long, device=logits.device)
+    hits = hits.scatter_add(-1, grams[..., -1], match.long())
+    return logits.masked_fill(hits > 0, float("-inf"))
+''',
+        "fails": ["test_no_repeat_ngram"],
+        "says": "L == n",
+    },
+    {
+        "name": "beam_log_softmax_in_table_dtype",
+        "kind": "logic",
+        "cell": "beam_search",
+        "source": r'''def beam_search(
+    table, idx, beam_size, max_new_tokens, eos_id=None, length_penalty=0.0
+):
+    """Beam search with TableLM(table) for one prompt idx (1, T) -> (tokens (1, T + n), score).
+
+    score = log P(generated tokens) / ((5 + n) / 6) ** length_penalty, as a Python float.
+    """
+    if max_new_tokens == 0:
+        return idx, 0.0
+    model = TableLM(table)
+
+    def lp(n):
+        return ((5 + n) / 6) ** length_penalty
+
+    beams = idx
+    scores = torch.zeros(1, dtype=torch.float64, device=idx.device)
+    finished = []
+    alive = True
+    for t in range(1, max_new_tokens + 1):
+        logp = F.log_softmax(model(beams)[:, -1, :], dim=-1).double()
+        vocab_size = logp.shape[-1]
+        total = (scores[:, None] + logp).flatten()
+        top = torch.topk(total, min(2 * beam_size, total.numel()))
+        keep_rows, keep_scores = [], []
+        for rank, (value, flat) in enumerate(zip(top.values, top.indices.tolist())):
+            parent, token = divmod(flat, vocab_size)
+            row = torch.cat([beams[parent], beams.new_tensor([token])])
+            if eos_id is not None and token == eos_id:
+                if rank < beam_size:
+                    finished.append((value.item() / lp(t), row))
+            else:
+                keep_rows.append(row)
+                keep_scores.append(value)
+                if len(keep_rows) == beam_size:
+                    break
+        if not keep_rows:
+            alive = False
+            break
+        beams, scores = torch.stack(keep_rows), torch.stack(keep_scores)
+    if alive:
+        for value, row in zip(scores.tolist(), beams):
+            finished.append((value / lp(max_new_tokens), row))
+    best_score, best_row = finished[0]
+    for s, row in finished[1:]:
+        if s > best_score:
+            best_score, best_row = s, row
+    return best_row.unsqueeze(0), float(best_score)
+''',
+        "fails": ["test_beam_search"],
+        "says": "로그 확률을 float64 보다 낮은 정밀도",
+    },
+]
+
 OPEN = []
 
 # Correct solutions written another way: each must keep full marks.
