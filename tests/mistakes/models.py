@@ -373,7 +373,7 @@ MISTAKES = [
         "logic",
         "gpt_model",
         fix(GPT_MODEL, "x = self.tok_emb(idx) + self.pos_emb(pos)", "x = self.tok_emb(idx)"),
-        [GPT, GPTC],
+        [GPT],
         "위치 임베딩을 더하지 않았습니다",
     ),
     mistake(
@@ -409,7 +409,7 @@ MISTAKES = [
             "self.lm_head = nn.Linear(d_model, vocab_size, bias=False)",
             "self.lm_head = nn.Linear(d_model, vocab_size)",
         ),
-        [GPT, GPTC],
+        [GPT],
         "lm_head.bias",
     ),
     mistake(
@@ -417,7 +417,7 @@ MISTAKES = [
         "logic",
         "gpt_model",
         fix(GPT_MODEL, "return self.lm_head(self.final_norm(x))", "return self.lm_head(x)"),
-        [GPT, GPTC],
+        [GPT],
         "final_norm)를 빠뜨렸습니다",
     ),
     # ------------------------------------------------------------------ ModernBlock
@@ -643,7 +643,7 @@ MISTAKES += [
             "nn.ModuleList(GPTBlock(d_model, num_heads, d_ff) for _ in range(num_layers))",
             "[GPTBlock(d_model, num_heads, d_ff) for _ in range(num_layers)]",
         ),
-        [GPT, GPTC],
+        [GPT],
         "blocks",
     ),
     mistake(
@@ -655,7 +655,7 @@ MISTAKES += [
             "nn.ModuleList(GPTBlock(d_model, num_heads, d_ff) for _ in range(num_layers))",
             "nn.ModuleList([GPTBlock(d_model, num_heads, d_ff)] * num_layers)",
         ),
-        [GPT, GPTC],
+        [GPT],
         "모든 층이 같은 블록",
     ),
     # ------------------------------------------------------------------ ModernBlock
@@ -826,6 +826,79 @@ MISTAKES += [
         [MLM],
         "mlm_mask",
     ),
+]
+
+# Missed by the checks on first contact with the blind sample of 2026-11-27
+# (tests/mistakes/BLIND.md), caught by the cases added for them on 2026-11-28.
+MISTAKES += [
+    {
+        "name": "gqa_masked_fill_minus_1e9",
+        "kind": "logic",
+        "cell": "modern_block",
+        "source": r'''def apply_rope(x, positions=None, base=10000.0):
+    """RoPE with the "half" pairing (dim i with i + d/2): x (B, h, T, d_head) -> same shape."""
+    T, d_head = x.shape[-2], x.shape[-1]
+    work = torch.promote_types(x.dtype, torch.float32)          # float32, or float64 for float64
+    if positions is None:
+        positions = torch.arange(T, device=x.device)
+    inv_freq = base ** (-torch.arange(0, d_head, 2, device=x.device, dtype=work) / d_head)
+    angle = positions.to(device=x.device, dtype=work)[:, None] * inv_freq   # (T, d_head / 2)
+    cos, sin = angle.cos(), angle.sin()
+    xw = x.to(work)
+    a, b = xw[..., : d_head // 2], xw[..., d_head // 2 :]
+    return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1).to(x.dtype)
+
+class GroupedQueryAttention(nn.Module):
+    """Causal GQA with RoPE, no biases: forward(x (B, T, d_model), mask=None) -> (B, T, d_model)."""
+
+    def __init__(self, d_model, num_heads, num_kv_heads, rope_base=10000.0):
+        super().__init__()
+        self.num_heads = num_heads
+        self.num_kv_heads = num_kv_heads
+        self.d_head = d_model // num_heads
+        self.rope_base = rope_base
+        self.W_query = nn.Linear(d_model, d_model, bias=False)
+        self.W_key = nn.Linear(d_model, num_kv_heads * self.d_head, bias=False)
+        self.W_value = nn.Linear(d_model, num_kv_heads * self.d_head, bias=False)
+        self.out_proj = nn.Linear(d_model, d_model, bias=False)
+
+    def forward(self, x, mask=None):
+        B, T, _ = x.shape
+        q = self.W_query(x).view(B, T, self.num_heads, self.d_head).transpose(1, 2)
+        k = self.W_key(x).view(B, T, self.num_kv_heads, self.d_head).transpose(1, 2)
+        v = self.W_value(x).view(B, T, self.num_kv_heads, self.d_head).transpose(1, 2)
+        q = apply_rope(q, base=self.rope_base)
+        k = apply_rope(k, base=self.rope_base)
+        group = self.num_heads // self.num_kv_heads
+        k = k.repeat_interleave(group, dim=1)
+        v = v.repeat_interleave(group, dim=1)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        pos = torch.arange(T, device=x.device)
+        keep = pos[None, :] <= pos[:, None]
+        if mask is not None:
+            keep = keep & mask
+        scores = scores.masked_fill(~keep, -1e9)
+        weights = torch.softmax(scores, dim=-1)
+        out = (weights @ v).transpose(1, 2).reshape(B, T, self.num_heads * self.d_head)
+        return self.out_proj(out)
+
+class ModernBlock(nn.Module):
+    """LLaMA-style block: x + attn(attn_norm(x)), then x + ffn(ffn_norm(x))."""
+
+    def __init__(self, d_model, num_heads, num_kv_heads, d_ff, eps=1e-6, rope_base=10000.0):
+        super().__init__()
+        self.attn_norm = RMSNorm(d_model, eps)
+        self.attn = GroupedQueryAttention(d_model, num_heads, num_kv_heads, rope_base)
+        self.ffn_norm = RMSNorm(d_model, eps)
+        self.ffn = SwiGLU(d_model, d_ff)
+
+    def forward(self, x, mask=None):
+        x = x + self.attn(self.attn_norm(x), mask=mask)
+        return x + self.ffn(self.ffn_norm(x))
+''',
+        "fails": ["test_modern_block"],
+        "says": "고정된 음수",
+    },
 ]
 
 # Graded full marks although they break the spec (the grader's gaps, kept out of MISTAKES): the
