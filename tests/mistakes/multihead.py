@@ -158,7 +158,7 @@ def merge_heads(x):
         weights = self.dropout(masked_softmax(scores, mask))
         return self.out_proj(merge_heads(weights @ v))
 ''',
-        "fails": ["test_multihead_attention", "test_mha_mask_cross", "test_torch_mha"],
+        "fails": ["test_multihead_attention", "test_mha_mask_cross"],
         "says": "점수를 √d_out 으로 나누었습니다",
     },
     {
@@ -196,7 +196,7 @@ def merge_heads(x):
         weights = self.dropout(masked_softmax(scores, mask))
         return merge_heads(weights @ v)
 ''',
-        "fails": ["test_multihead_attention", "test_mha_mask_cross", "test_torch_mha"],
+        "fails": ["test_multihead_attention", "test_mha_mask_cross"],
         "says": "출력 투영(out_proj)을 적용하지 않았습니다",
     },
     {
@@ -234,7 +234,7 @@ def merge_heads(x):
         weights = self.dropout(masked_softmax(scores, mask))
         return self.out_proj(merge_heads(weights @ v))
 ''',
-        "fails": ["test_mha_mask_cross", "test_torch_mha"],
+        "fails": ["test_mha_mask_cross"],
         "says": "context=",
     },
     {
@@ -310,7 +310,7 @@ def merge_heads(x):
         weights = self.dropout(masked_softmax(scores, mask if self.causal else None))
         return self.out_proj(merge_heads(weights @ v))
 ''',
-        "fails": ["test_mha_mask_cross", "test_torch_mha"],
+        "fails": ["test_mha_mask_cross"],
         "says": "mask 인자를 쓰지 않았습니다",
     },
     {
@@ -351,7 +351,7 @@ def merge_heads(x):
         weights = self.dropout(masked_softmax(scores, mask))
         return self.out_proj(merge_heads(weights @ v))
 ''',
-        "fails": ["test_mha_mask_cross", "test_torch_mha"],
+        "fails": ["test_mha_mask_cross"],
         "says": "in-place",
     },
     {
@@ -389,7 +389,7 @@ def merge_heads(x):
         weights = self.dropout(masked_softmax(scores, mask))
         return self.out_proj(merge_heads(weights @ v))
 ''',
-        "fails": ["test_multihead_attention", "test_mha_mask_cross", "test_torch_mha"],
+        "fails": ["test_multihead_attention", "test_mha_mask_cross"],
         "says": "장치",
     },
     {
@@ -583,7 +583,7 @@ def merge_heads(x):
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
         return self.out_proj(merge_heads(out))
 ''',
-        "fails": ["test_multihead_attention", "test_mha_mask_cross", "test_torch_mha"],
+        "fails": ["test_multihead_attention", "test_mha_mask_cross"],
         "says": "scaled_dot_product_attention",
     },
     {
@@ -894,7 +894,7 @@ MISTAKES += [
             'self.register_buffer("mask", causal_mask(context_length), persistent=False)',
             "self.mask = causal_mask(context_length)",
         ),
-        [MHA, MASK_CROSS, TORCH],
+        [MHA, MASK_CROSS],
         "장치",
     ),
     _entry(
@@ -902,7 +902,7 @@ MISTAKES += [
         "logic",
         "multihead_attention",
         _fix(_MHA, "causal = self.mask[:T, :T]", "causal = self.mask"),
-        [MHA, MASK_CROSS, TORCH],
+        [MHA, MASK_CROSS],
         "MultiHeadAttention",
     ),
     _entry(
@@ -948,7 +948,7 @@ MISTAKES += [
             "mask = causal if mask is None else mask & causal",
             "mask = causal if mask is None else mask | causal",
         ),
-        [MASK_CROSS, TORCH],
+        [MASK_CROSS],
         "mask 와 인과 마스크를 OR(|) 로",
     ),
     # ------------------------------------------------------------------ mha_parameter_count
