@@ -82,6 +82,66 @@ KNOWN_ERRORS = (
         "줄이세요 (과제가 k 가 크면 어떻게 하라고 하는지 확인하세요).",
     ),
 )
+# what a runtime error means, in Korean, for errors no known mistake explains: shown before the
+# raw error (first pattern that matches the error text, else the exception type's line)
+ERROR_MEANINGS = (
+    (
+        re.compile(
+            r"must match the size of tensor|cannot be multiplied|is invalid for input of size"
+            r"|The expanded size|size mismatch|shape mismatch|not broadcastable"
+        ),
+        "텐서의 모양이 연산에 맞지 않습니다: 두 텐서가 브로드캐스팅되지 않거나 행렬곱의 안쪽 "
+        "차원이 다르거나, 바꾸려는 모양의 원소 수가 다릅니다. 오류가 난 줄에서 각 텐서의 "
+        "모양(.shape)을 아래 입력의 모양과 함께 확인하세요.",
+    ),
+    (
+        re.compile(r"Dimension out of range|dimension specified as \S+ but tensor has no"),
+        "텐서에 없는 차원(dim)을 골랐습니다: 입력의 차원 수가 생각과 다를 수 있습니다 (배치 "
+        "차원이 없거나 여러 개인 입력). 음수 dim(-1, -2)은 뒤에서부터 셉니다.",
+    ),
+    (
+        re.compile(r"out of bounds|index \S+ is out of|out of range"),
+        "인덱스가 텐서의 범위를 벗어났습니다: 아래 입력의 모양과 값(길이 0, 마지막 위치 등)에서 "
+        "인덱스가 어디까지 가는지 확인하세요.",
+    ),
+    (
+        re.compile(r"NotImplementedError"),
+        "아직 구현하지 않았습니다: 셀의 `raise NotImplementedError()` 를 지우고 코드를 채우세요.",
+    ),
+    (
+        re.compile(r"is not defined"),
+        "정의되지 않은 이름을 썼습니다: 오타이거나, 채점기가 실행하지 않는 곳(다른 노트북, 테스트 "
+        "셀)에 정의한 이름일 수 있습니다. 필요한 것은 답안 셀 안에서 정의하거나 import 하세요.",
+    ),
+    (
+        re.compile(r"unexpected keyword argument|required positional argument|positional argument"),
+        "함수를 부른 인자가 정의와 맞지 않습니다: 과제가 정한 함수 이름과 인자(이름, 순서, "
+        "기본값)를 그대로 지키세요.",
+    ),
+)
+ERROR_TYPES = {
+    "RuntimeError": "PyTorch 연산이 이 입력을 받아들이지 않았습니다",
+    "TypeError": "값의 종류(타입)가 연산에 맞지 않습니다",
+    "ValueError": "값이 연산이 받아들이는 범위 밖에 있습니다",
+    "IndexError": "인덱스가 범위를 벗어났습니다",
+    "KeyError": "사전(dict)에 없는 키를 찾았습니다",
+    "AttributeError": "객체에 없는 속성이나 메서드를 썼습니다",
+    "ZeroDivisionError": "0 으로 나누었습니다",
+    "RecursionError": "함수가 끝없이 자기 자신을 불렀습니다",
+}
+
+
+def error_meaning(error):
+    """A Korean sentence on what the runtime error ``error`` ("TypeError: ...") means, to show
+    before it: ERROR_MEANINGS, else the exception type's line, else a general one."""
+    for pattern, meaning in ERROR_MEANINGS:
+        if pattern.search(error):
+            return meaning
+    kind = ERROR_TYPES.get(error.split(":", 1)[0].strip())
+    general = "아래는 파이썬/PyTorch 가 낸 원래 오류 메시지와 오류가 난 줄입니다."
+    return f"코드가 이 입력에서 오류를 냈습니다{': ' + kind if kind else ''}. {general}"
+
+
 # the worker's blocked operators raise this (worker.block_operators)
 FORBIDDEN_OP = re.compile(r"forbidden operator (aten::[\w.]+)")
 

@@ -20,6 +20,7 @@ from autograder.judge.diagnosis import (
     StudentCrashed,
     StudentTimeout,
     cell_of,
+    error_meaning,
     input_label,
     line_of,
 )
@@ -264,7 +265,8 @@ class Student:
                 ),
                 None,
             )
-            named = f"{what}: {MISCONCEPTION} {known}\n" if known else ""
+            meaning = f"{MISCONCEPTION} {known}" if known else error_meaning(str(e))
+            named = f"{what}: {meaning}\n"
             raise CheckFailed(f"{named}{what} 실행 중 오류: {e}{hint}{self._load_hint()}") from None
 
     def _check_inputs(self, reply, what, values):

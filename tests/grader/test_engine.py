@@ -687,7 +687,8 @@ def test_crash_message_names_call_shapes_and_line(sandbox):
 
 def test_a_runtime_error_of_a_common_mistake_is_named_first(sandbox):
     """A crash whose error a common mistake causes (judge.diagnosis.KNOWN_ERRORS) starts with that
-    mistake's diagnosis; the error and its line follow. Another error is shown as it is."""
+    mistake's diagnosis; the error and its line follow. Another error starts with what it means
+    in Korean (judge.diagnosis.error_meaning), then the error as it is."""
     code = "def fill(s, keep):\n    return s.masked_fill(~keep, -1e9)\n"
     scores, keep = torch.zeros(2, dtype=torch.float16), torch.tensor([True, False])
     _, err = run_call(sandbox, [code], "fill", scores, keep)
@@ -695,7 +696,18 @@ def test_a_runtime_error_of_a_common_mistake_is_named_first(sandbox):
     assert first.startswith("fill((2,) float16, (2,) bool): " + MISCONCEPTION)
     assert "torch.finfo(scores.dtype).min" in first and "-1e9" in rest and "(`fill` 셀, 2행" in rest
     _, err = run_call(sandbox, ["def f(x):\n    return x.view(7)\n"], "f", torch.ones(2, 3))
-    assert MISCONCEPTION not in str(err) and "실행 중 오류" in str(err).split("\n")[0]
+    first, rest = str(err).split("\n", 1)
+    assert MISCONCEPTION not in str(err) and "텐서의 모양이 연산에 맞지 않습니다" in first
+    assert rest.startswith("f((2, 3) float32) 실행 중 오류: RuntimeError: shape '[7]' is invalid")
+    _, err = run_call(sandbox, ["def f(x):\n    return {}[x.shape[0]]\n"], "f", torch.ones(2))
+    assert (
+        str(err)
+        .split("\n")[0]
+        .endswith(
+            "사전(dict)에 없는 키를 찾았습니다. 아래는 파이썬/PyTorch 가 "
+            "낸 원래 오류 메시지와 오류가 난 줄입니다."
+        )
+    )
     # .T on a batch, torch.bmm on fewer or more than three dimensions: named by the line
     dot_t = "def f(x):\n    return x @ x.T\n"
     assert run_call(sandbox, [dot_t], "f", torch.ones(3, 4))[1] is None
