@@ -3,12 +3,13 @@ hidden check.
 
 The planted-marker test copies the repository (git ls-files), puts a unique marker into every
 solution region and every hidden-test region of every source notebook and into every module of
-autograder/checks/, and runs `make release` there (this repository's .venv; the copy gets this
-repository's jupyter-cache, when the book was built here, so unchanged pages are not executed
-again): release notebooks by nbgrader, the whole book built, the bundle written and scanned. Then
-no byte of the bundle may hold a marker. The book that `make book` built in this repository is
-scanned as well (test_built_book_holds_no_answers) for every line that only a solution region, a
-hidden-test region, a check module or solutions/ has. The bundle's chapter notebooks are run by a
+autograder/checks/, and runs there the step of `make release` that follows the book build
+(`tools/release.py bundle`, with this session's built book as its HTML): release notebooks by
+nbgrader, chapter notebooks and their helpers, the bundle written and scanned. Then no byte of the
+bundle may hold a marker. The book itself is built once per session (the built_book fixture, as
+`make book` and `make release` build it) and scanned (test_built_book_holds_no_answers) for every
+line that only a solution region, a hidden-test region, a check module or solutions/ has: what the
+book build could carry into the bundle is caught there. The bundle's chapter notebooks are run by a
 student environment in tests/book/test_chapter_notebooks.py.
 """
 
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.book import coursebook, release
+from tests.support.book import release
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -74,24 +75,32 @@ def plant(repo, tag):
     return markers
 
 
-def make_release(repo):
-    """`make release` in ``repo`` with the Python environment running these tests (never
-    reinstalled: its stamp counts as up to date)."""
-    venv = Path(sys.prefix)  # the venv running the tests
-    cache = ROOT / "_build" / ".jupyter_cache"
-    if cache.is_dir():  # with the digest of the helpers that filled it
-        shutil.copytree(cache, repo / "_build" / ".jupyter_cache")
-        stamp = coursebook.cache_stamp(cache)
-        if stamp.is_file():
-            shutil.copyfile(stamp, repo / "_build" / stamp.name)
-    cmd = ["make", "--no-print-directory", "release", f"VENV={venv}"]
-    cmd += ["-o", f"{venv}/.requirements.stamp"]
+def release_bundle(repo, html):
+    """`make release` in ``repo`` but for its book build, on the built book ``html``: the release
+    notebooks (its prerequisite `make notebooks`), then the bundle."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=1800)
+    out = None
+    for step in (
+        ["notebooks"],
+        ["bundle", "--html", str(html), "--out", str(repo / "_build" / "release")],
+    ):
+        cmd = [sys.executable, "tools/release.py", *step]
+        out = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=1800)
+        if out.returncode:
+            break
+    return out
+
+
+def test_release_runs_the_bundle_step_after_the_book_build():
+    """The Makefile's release target is the book build and then the step the planted test runs."""
+    make = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = make.split("\nrelease:", 1)[1].split("\n\n", 1)[0]
+    assert recipe.startswith(" $(STAMP) sysdeps notebooks\n")  # `make notebooks` first
+    assert "jupyter-book build" in recipe and recipe.rstrip().endswith("tools/release.py bundle")
 
 
 @pytest.mark.slow
-def test_bundle_holds_no_planted_marker(tmp_path):
+def test_bundle_holds_no_planted_marker(built_book, tmp_path):
     repo = copy_repository(tmp_path / "repo")
     markers = plant(repo, uuid.uuid4().hex)
     names = release.assignments(repo)
@@ -103,7 +112,7 @@ def test_bundle_holds_no_planted_marker(tmp_path):
     planted += release.leaks(repo / "autograder" / "checks", root=repo, markers=markers)
     assert {what for _, what in planted} >= {f"marker {m}" for m in markers}
 
-    r = make_release(repo)
+    r = release_bundle(repo, built_book)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     bundle = repo / "_build" / "release"
     assert "no leaks" in r.stdout, r.stdout[-3000:]
