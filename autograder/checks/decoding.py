@@ -96,10 +96,13 @@ def compare(student, name, case, args, kwargs, inputs, rtol=None, atol=None, hin
 # *_variant functions are the reference computation with one known mistake switched on.
 
 
-def greedy_variant(table, idx, max_new_tokens, eos_id, force_eos=True, stop_on_any=False):
-    """Greedy decoding where finished rows are not forced to eos_id (force_eos=False), or where
-    the loop stops once any row has produced eos_id (stop_on_any)."""
-    model, start = TableLM(table), idx.shape[1]
+def greedy_variant(
+    table, idx, max_new_tokens, eos_id, force_eos=True, stop_on_any=False, prompt_counts=False
+):
+    """Greedy decoding where finished rows are not forced to eos_id (force_eos=False), where
+    the loop stops once any row has produced eos_id (stop_on_any), or where an eos_id in the
+    prompt already finishes its row (prompt_counts)."""
+    model, start = TableLM(table), 0 if prompt_counts else idx.shape[1]
     for _ in range(max_new_tokens):
         nxt = model(idx)[:, -1, :].argmax(dim=-1, keepdim=True)
         if force_eos:
@@ -123,6 +126,12 @@ def greedy_misconceptions(table, idx, max_new_tokens, eos_id=None):
         "시퀀스 종료 토큰(EOS)을 낸 행이 다음 토큰을 계속 생성했습니다. 끝난 행에는 이후 스텝마다 "
         "eos_id 를 넣고, 모든 행이 끝났을 때 멈추세요": lambda: (
             None if eos_id is None else greedy_variant(table, idx, max_new_tokens, eos_id, False)
+        ),
+        "프롬프트 안의 eos_id 까지 세어, 그 행을 처음부터 끝난 것으로 보았습니다. 끝났는지는 "
+        "새로 생성한 토큰만 보고 정하세요 (프롬프트는 그대로 둡니다)": lambda: (
+            None
+            if eos_id is None
+            else greedy_variant(table, idx, max_new_tokens, eos_id, prompt_counts=True)
         ),
         "한 행이 시퀀스 종료 토큰(EOS)을 내자 모든 행의 생성을 멈췄습니다. 끝난 행에는 eos_id 를 "
         "채우며 계속하고, 모든 행이 끝났을 때만 멈추세요 (done.all())": lambda: (
@@ -548,6 +557,13 @@ def greedy_eos_zero(rng, d):
     return (tab, prompt, n), {"eos_id": 0}
 
 
+def greedy_eos_in_prompt(rng, d):
+    """Rows 0 and 2 hold eos 6 in their prompt, before their last token: only generated tokens
+    count, so each row runs its own chain to eos."""
+    prompt = torch.tensor([[6, 1], [2, 3], [6, 4]], device=d)
+    return (chain_table(7, 6, d), prompt, 8), {"eos_id": 6}
+
+
 def greedy_eos_never(rng, d):
     tab = table(rng, 6, device=d)
     tab[:, 2] = -50.0
@@ -575,6 +591,7 @@ GREEDY = {
         {},
     ),
     "eos_id = 0 (토큰 번호 0도 EOS)": greedy_eos_zero,
+    "프롬프트 안의 eos_id는 세지 않음": greedy_eos_in_prompt,
 }
 
 

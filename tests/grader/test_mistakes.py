@@ -6,7 +6,8 @@ the batch command uses (judge processes, bubblewrap sandboxes, the hidden pytest
 
 - the test cells that fail are exactly the mistake's ``fails`` (so a check neither misses the
   mistake nor blames an unrelated cell), and the feedback of the first one contains ``says``
-  (the message names the mistake);
+  (the message names the mistake); where that feedback names a misconception (its first line),
+  ``says`` is in that line: the feedback never names another mistake than the entry's own;
 - the unmodified source notebook gets full marks and the release stub zero (controls).
 """
 
@@ -17,6 +18,7 @@ import pytest
 
 from autograder import notebook as nbio
 from autograder.engines.local import Engine
+from autograder.report import MISCONCEPTION
 from tests.support.catalogue import KINDS, SUITES, notebooks, source_notebook
 
 CASES = [(a, m) for a, suite in SUITES.items() for m in suite.MISTAKES]
@@ -108,6 +110,9 @@ def test_mistake_loses_points(graded, assignment, mistake):
     assert failed == set(mistake["fails"]), messages
     target = verdicts[mistake["fails"][0]]
     assert mistake["says"] in target.message, target.message
+    # a misconception the feedback names (its first line) is the entry's own
+    first = target.message.split("\n", 1)[0]
+    assert MISCONCEPTION not in first or mistake["says"] in first, first
 
 
 @pytest.mark.parametrize(

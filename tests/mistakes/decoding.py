@@ -65,7 +65,7 @@ MISTAKES = [
     return logits.masked_fill(logits < kth, float("-inf"))
 ''',
         "fails": ["test_top_k_filter"],
-        "says": "out of range",
+        "says": "k 가 마지막 차원의 크기보다 큽니다",
     },
     {
         "name": "top_k_fills_minus_1e9",
@@ -1229,6 +1229,33 @@ MISTAKES += [
 ''',
         "fails": ["test_beam_search"],
         "says": "로그 확률을 float64 보다 낮은 정밀도",
+    },
+]
+
+# The notebook's clause decided on 2026-11-28: an eos_id in the prompt does not finish its row.
+MISTAKES += [
+    {
+        "name": "greedy_prompt_eos_counts",
+        "kind": "logic",
+        "cell": "greedy_decode",
+        "source": r'''def greedy_decode(table, idx, max_new_tokens, eos_id=None):
+    """Greedy decoding with TableLM(table). idx (B, T) long -> (B, T + n), n <= max_new_tokens."""
+    model = TableLM(table)
+    done = torch.zeros(idx.shape[0], 1, dtype=torch.bool, device=idx.device)
+    if eos_id is not None:
+        done = (idx == eos_id).any(dim=1, keepdim=True)
+    for _ in range(max_new_tokens):
+        nxt = model(idx)[:, -1, :].argmax(dim=-1, keepdim=True)
+        if eos_id is not None:
+            nxt = nxt.masked_fill(done, eos_id)
+            done = done | (nxt == eos_id)
+        idx = torch.cat([idx, nxt], dim=1)
+        if eos_id is not None and bool(done.all()):
+            break
+    return idx
+''',
+        "fails": ["test_greedy_decode"],
+        "says": "프롬프트 안의 eos_id 까지 세어",
     },
 ]
 
