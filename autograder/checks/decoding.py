@@ -997,6 +997,12 @@ SAMPLING = {
             "eos_id": 0,
         },
     ),
+    "프롬프트 안의 eos_id는 세지 않음, temperature=0": lambda rng, d: (
+        chain_table(7, 6, d),
+        torch.tensor([[6, 1], [2, 3], [6, 4]], device=d),
+        8,
+        {"eos_id": 6, "temperature": 0},
+    ),
 }
 
 
