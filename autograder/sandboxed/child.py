@@ -92,14 +92,17 @@ def set_limits(limits, sandboxed):
         resource.setrlimit(resource.RLIMIT_NPROC, (int(nproc), int(nproc)))
 
 
-def cell_location(e, sources, labels=()):
+def cell_location(e, sources, labels=(), editable=()):
     """' (`f` 셀, 5행: `x.sub_(m)`)' for the innermost frame of the student's cells (named by
-    the judge's ``labels``), else ''."""
+    the judge's ``labels``; of the cells ``editable`` marks, when it is given: an error inside a
+    given cell is located at the student's line that called it), else ''."""
     where = ""
     for frame in traceback.extract_tb(e.__traceback__):
         name = frame.filename
         if name.startswith("<solution cell ") and name.endswith(">"):
             n = int(name[len("<solution cell ") : -1])
+            if editable and not (0 < n <= len(editable) and editable[n - 1]):
+                continue
             lines = sources[n - 1].splitlines() if 0 < n <= len(sources) else []
             line = lines[frame.lineno - 1].strip() if 0 < (frame.lineno or 0) <= len(lines) else ""
             label = labels[n - 1] if 0 < n <= len(labels) else f"셀 {n}"
@@ -126,6 +129,7 @@ class Child:
         self.blocked = blocked  # operators blocked before this child was forked (see zygote)
         self.sources = []
         self.labels = []  # how messages name each cell (policy.cell_label, sent by the judge)
+        self.editable = []  # which cells are the student's (the judge's; [] for all)
         self.sim = None  # SimulatedDevice, once a load asks for it (a CPU grader)
         self.device = None  # the device of the request being served
 
@@ -177,7 +181,11 @@ class Child:
             return reply({"ok": True}, out)
         except BaseException as e:  # student code may raise anything, even SystemExit
             return reply(
-                {"ok": False, "error": short_error(e) + cell_location(e, self.sources, self.labels)}
+                {
+                    "ok": False,
+                    "error": short_error(e)
+                    + cell_location(e, self.sources, self.labels, self.editable),
+                }
             )
 
     def student(self):
@@ -208,6 +216,7 @@ class Child:
         exec(PRELUDE, self.ns)
         self.sources = [str(src) for src in values.get("cells", [])]
         self.labels = [str(label) for label in values.get("labels") or []]
+        self.editable = [bool(x) for x in values.get("editable") or []]
         code = [cell_code(i, src, values.get("code")) for i, src in enumerate(self.sources)]
         errors = []
         for i, src in enumerate(self.sources):
@@ -215,7 +224,7 @@ class Child:
                 with self.student():
                     exec(code[i] or compile(src, cell_name(i), "exec", dont_inherit=True), self.ns)
             except BaseException as e:
-                where = cell_location(e, self.sources, self.labels)
+                where = cell_location(e, self.sources, self.labels, self.editable)
                 label = self.labels[i] if i < len(self.labels) else f"셀 {i + 1}"
                 errors.append(f"{label}: {short_error(e)}{where}")
         for name in values.get("given") or ():

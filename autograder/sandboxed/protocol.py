@@ -90,7 +90,7 @@ OPERATIONS = (
         JUDGE_CHILD,
         "load",
         "judge",
-        ("cells", "labels", "code", "block", "given"),
+        ("cells", "labels", "editable", "code", "block", "given"),
         (_f("errors", HINT, "errors the cells raised, shown in messages"),),
     ),
     Operation(

@@ -297,6 +297,22 @@ def test_policy_and_runtime_messages_name_a_cell_alike(sandbox):
         grading.end_function()
 
 
+def test_a_runtime_error_is_located_in_the_students_cell_not_a_given_one(sandbox):
+    """An error raised inside a given (locked) cell's code is located at the student's line that
+    called it: the feedback never points into a cell the student cannot edit."""
+    given = "def lookup(table, i):\n    return table[i]\n"
+    solution = "def f(table):\n    n = table.shape[0]\n    return lookup(table, n)\n"
+    grading = Grading(SandboxBackend(sandbox), [given, solution], 7, [solution])
+    try:
+        s = grading.student("t", torch.device("cpu"))
+        with pytest.raises(CheckFailed) as err:
+            s.call("f", torch.zeros(3))
+        assert "(`f` 셀, 3행: `return lookup(table, n)`)" in str(err.value), str(err.value)
+        assert "return table[i]" not in str(err.value)
+    finally:
+        grading.end_function()
+
+
 def test_blocked_operator_cannot_run_under_any_name(sandbox):
     cells = [
         "def a(x):\n    return torch.ops.aten._softmax(x, -1, False)\n"
