@@ -175,7 +175,7 @@ MISTAKES = [
         return y
 """,
         "fails": ["test_layer_norm"],
-        "says": "dtype",
+        "says": "float64 입력을 float32 로 계산했습니다",
     },
     {
         "name": "ln_subtracts_mean_in_place",
