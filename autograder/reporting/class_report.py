@@ -4,8 +4,11 @@ Run from the course root (exercises/) after ``python -m autograder grade``. Scor
 gradebook (nbgrader.api.Gradebook); per test cell outcomes and failure messages from the error
 outputs that nbgrader/preprocessors.write_verdicts puts into the autograded notebooks (``ename``
 names the outcome, see report.ENAMES), grading seconds from their ``autograder`` notebook
-metadata. Writes reports/<assignment>.html (plots embedded as base64 PNG: opens offline, no
-scripts) and reports/<assignment>.csv (one row per student). The plots are drawn by plots.py
+metadata. Scores are the gradebook's after the late penalty, as ``nbgrader export`` computes
+them, and a student of the gradebook's roster who did not submit counts as 0 in every class
+statistic (said wherever one is shown). Writes reports/<assignment>.html (plots embedded as base64
+PNG: opens offline, no scripts) and reports/<assignment>.csv (one row per student of the roster).
+The plots are drawn by plots.py
 (imported only here: the batch command's summary reads the gradebook with this module, without
 matplotlib).
 """
@@ -70,7 +73,9 @@ def first_line(message):
 
 
 def gradebook_rows(coursedir, assignment):
-    """([(notebook, grade_id, points)], [Row]) from the gradebook (ReportError if nothing)."""
+    """([(notebook, grade_id, points)], [Row], [absent student ids]) from the gradebook
+    (ReportError if nothing was graded): a Row per submission, and the students of the roster
+    (``nbgrader db student list``) without one."""
     url = coursedir.db_url
     db = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
     if db is not None and not db.is_file():  # Gradebook() would create an empty one
@@ -92,12 +97,14 @@ def gradebook_rows(coursedir, assignment):
             scores = {(nb.name, g.name): g.score for nb in sub.notebooks for g in nb.grades}
             penalty = sub.late_submission_penalty or 0.0
             rows.append(Row(sub.student.id, sub.score, sub.max_score, scores, penalty))
+        submitted = {r.student for r in rows}
+        absent = sorted(s.id for s in gb.students if s.id not in submitted)
     if not rows:
         raise ReportError(
             f"과제 '{assignment}'은(는) 아직 채점되지 않았습니다. "
             f"`python -m autograder grade {assignment}`로 채점하세요"
         )
-    return cells, sorted(rows, key=lambda r: r.student)
+    return cells, sorted(rows, key=lambda r: r.student), absent
 
 
 def cell_verdict(cell):
@@ -164,6 +171,36 @@ def attach_verdicts(coursedir, assignment, cells, rows, quiet=False):
 # ------------------------------------------------------------------ summaries
 
 
+def class_scores(rows, absent):
+    """Every roster student's score after the late penalty, an absent student's as 0 (as
+    ``nbgrader export`` writes it): what the report's and the summary's statistics count."""
+    return [r.final_score for r in rows] + [0.0] * len(absent)
+
+
+def names(students, limit=10):
+    """'kim, lee' (the first ``limit``, then '...')."""
+    return ", ".join(students[:limit]) + (" ..." if len(students) > limit else "")
+
+
+def absent_note(absent):
+    """The Korean sentence that names the roster students who did not submit."""
+    return (
+        f"미제출 {len(absent)}명: {names(absent)} (gradebook의 학생 명단에 있지만 제출물이 "
+        "없습니다; 점수 통계에는 0점으로 넣었습니다)"
+    )
+
+
+def score_line(rows, absent, max_score):
+    """'평균 ..., 중앙값 ..., 만점 N명, 0점 N명' of every roster student's penalised score."""
+    scores = class_scores(rows, absent)
+    zeros = sum(s == 0 for s in scores)
+    return (
+        f"평균 {statistics.mean(scores):.2f} / {max_score:g}, 중앙값 "
+        f"{statistics.median(scores):g}, 만점 {sum(s == max_score for s in scores)}명, "
+        f"0점 {zeros}명" + (f"(미제출 {len(absent)}명 포함)" if absent else "")
+    )
+
+
 def outcome_counts(cells, rows):
     """{(notebook, grade_id): Counter of outcomes}."""
     return {c[:2]: collections.Counter(r.outcomes[c[:2]] for r in rows) for c in cells}
@@ -208,12 +245,21 @@ def notebook_seconds(rows):
 # ------------------------------------------------------------------ output
 
 
-def csv_rows(cells, rows):
-    header = ["student", "total_score", "late_penalty", "final_score", "max_score"]
+def csv_rows(cells, rows, absent=()):
+    """One row per roster student; an absent one (submitted "no") scores 0 everywhere, as in
+    ``nbgrader export``, with the outcome "not-submitted"."""
+    header = ["student", "submitted", "total_score", "late_penalty", "final_score", "max_score"]
     header += [f"{label(c)} {what}" for c in cells for what in ("score", "outcome")]
     out = [header + ["grading_seconds", "problem"]]
-    for r in rows:
-        line = [r.student, f"{r.score:g}", f"{r.late_penalty:g}", f"{r.final_score:g}"]
+    max_score = rows[0].max_score if rows else 0.0
+    lines = [(r.student, r) for r in rows] + [(s, None) for s in absent]
+    for student, r in sorted(lines, key=lambda x: x[0]):
+        if r is None:
+            line = [student, "no", "0", "0", "0", f"{max_score:g}"]
+            line += ["0", "not-submitted"] * len(cells) + ["", "미제출"]
+            out.append([csv_safe(x) for x in line])
+            continue
+        line = [student, "yes", f"{r.score:g}", f"{r.late_penalty:g}", f"{r.final_score:g}"]
         line.append(f"{r.max_score:g}")
         for c in cells:
             line += [f"{r.scores.get(c[:2], 0.0):g}", r.outcomes[c[:2]]]
@@ -250,14 +296,15 @@ def table(header, lines, raw=()):
     return f"<table>\n<tr>{head}</tr>\n{body}</table>"
 
 
-def score_summary(rows, max_score):
-    scores = [r.final_score for r in rows]
+def score_summary(rows, absent, max_score):
     late = sum(1 for r in rows if r.late_penalty)
+    who = f"학생 {len(rows) + len(absent)}명" + (", 미제출 0점 포함" if absent else "")
+    text = f"제출 {len(rows)}건, 미제출 {len(absent)}명"
+    if absent:
+        text += f"({names(absent)}: gradebook의 학생 명단에 있지만 제출물이 없어 0점으로 셉니다)"
     return (
-        f"제출 {len(rows)}건; 총점(지각 감점 후) 평균 {statistics.mean(scores):.2f}, 중앙값 "
-        f"{statistics.median(scores):g} (만점 {max_score:g}); 만점 "
-        f"{sum(s == max_score for s in scores)}명, 0점 {sum(s == 0 for s in scores)}명, 지각 "
-        f"감점 {late}명, 제출물 문제 {sum(1 for r in rows if r.problems)}명"
+        f"{text}; 총점(지각 감점 후, {who}) {score_line(rows, absent, max_score)}; 지각 감점 "
+        f"{late}명, 제출물 문제 {sum(1 for r in rows if r.problems)}명"
     )
 
 
@@ -306,7 +353,8 @@ def feedback_link(coursedir, assignment, student, notebooks, out_dir):
     return " ".join(links) or "(아직 없음)"
 
 
-def student_table(coursedir, assignment, cells, rows, out_dir):
+def student_table(coursedir, assignment, cells, rows, out_dir, absent=()):
+    """Every roster student; an absent one with 0 points and "미제출" in every test cell."""
     notebooks = sorted({c[0] for c in cells})
     header = ["학생", "피드백", "총점", "지각 감점", "최종 점수"]
     header += [label(c) for c in cells] + ["제출물 문제"]
@@ -316,7 +364,10 @@ def student_table(coursedir, assignment, cells, rows, out_dir):
         line += [f"{r.score:g}", f"{r.late_penalty:g}", f"{r.final_score:g}"]
         line += [KOREAN[r.outcomes[c[:2]]] for c in cells] + [" / ".join(r.problems)]
         lines.append(line)
-    return table(header, lines, raw=(1,))
+    for student in absent:
+        line = [student, "(제출물 없음)", "0", "0", "0"] + ["미제출"] * len(cells)
+        lines.append(line + ["미제출 (0점으로 셉니다)"])
+    return table(header, sorted(lines, key=lambda ln: ln[0]), raw=(1,))
 
 
 def time_table(timings):
@@ -337,7 +388,7 @@ table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #ccc;paddin
 th{background:#eee}td{vertical-align:top}"""
 
 
-def render_html(coursedir, assignment, cells, rows, out_dir):
+def render_html(coursedir, assignment, cells, rows, out_dir, absent=()):
     from autograder.reporting.plots import outcome_plot, score_plot, time_plot
 
     max_score = rows[0].max_score
@@ -352,11 +403,17 @@ def render_html(coursedir, assignment, cells, rows, out_dir):
         f"<!DOCTYPE html>\n<html lang='ko'><head><meta charset='utf-8'><title>{esc(assignment)} "
         f"반 보고서</title><style>{STYLE}</style></head><body>",
         f"<h1>반 보고서: {esc(assignment)}</h1>",
-        f"<p>{esc(score_summary(rows, max_score))}. 만든 시각 {now}.</p>",
+        f"<p>{esc(score_summary(rows, absent, max_score))}. 만든 시각 {now}.</p>",
         "<h2>점수 분포</h2>",
-        score_plot(rows, max_score),
+        "<p>지각 감점 후의 최종 점수입니다(nbgrader export의 score와 같습니다)"
+        + (f". 미제출 {len(absent)}명은 0점 막대에 회색으로 쌓았습니다" if absent else "")
+        + ".</p>",
+        score_plot(rows, max_score, len(absent)),
         "<h2>문항별 난이도</h2>",
-        "<p>난이도: 통과율 80% 이상 쉬움, 50% 이상 보통, 그 밖은 어려움.</p>",
+        "<p>난이도: 통과율 80% 이상 쉬움, 50% 이상 보통, 그 밖은 어려움. 통과율은 제출한 "
+        f"{n}명 기준입니다"
+        + (f"(미제출 {len(absent)}명은 세지 않습니다)" if absent else "")
+        + ".</p>",
         outcome_plot(cells, counts, n),
         cell_table(cells, counts, n),
         "<h2>문항별로 가장 흔한 실패 메시지 (가장 흔한 오개념)</h2>",
@@ -369,7 +426,7 @@ def render_html(coursedir, assignment, cells, rows, out_dir):
         f"<h2>채점 오류·시간 초과·비정상 종료 ({len({b[0] for b in bad})}명)</h2>",
         table(["학생", "테스트 셀", "결과", "메시지"], bad_lines) if bad else "<p>없음</p>",
         "<h2>학생별 결과</h2>",
-        student_table(coursedir, assignment, cells, rows, out_dir),
+        student_table(coursedir, assignment, cells, rows, out_dir, absent),
         "<h2>노트북별 채점 시간</h2>",
         time_plot(timings),
         time_table(timings),
@@ -380,12 +437,13 @@ def render_html(coursedir, assignment, cells, rows, out_dir):
 
 def write_report(coursedir, assignment, out_dir, quiet=False):
     """Write <out_dir>/<assignment>.html and .csv -> (html path, csv path)."""
-    cells, rows = gradebook_rows(coursedir, assignment)
+    cells, rows, absent = gradebook_rows(coursedir, assignment)
     cells = attach_verdicts(coursedir, assignment, cells, rows, quiet)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     html_path, csv_path = out_dir / f"{assignment}.html", out_dir / f"{assignment}.csv"
-    html_path.write_text(render_html(coursedir, assignment, cells, rows, out_dir), encoding="utf-8")
+    page = render_html(coursedir, assignment, cells, rows, out_dir, absent)
+    html_path.write_text(page, encoding="utf-8")
     with open(csv_path, "w", newline="", encoding="utf-8") as f:
-        csv.writer(f).writerows(csv_rows(cells, rows))
+        csv.writer(f).writerows(csv_rows(cells, rows, absent))
     return html_path, csv_path

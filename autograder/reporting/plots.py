@@ -24,13 +24,25 @@ def png(fig, alt):
 
 
 @korean_plot
-def score_plot(rows, max_score):
+def score_plot(rows, max_score, absent=0):
+    """Histogram of the scores after the late penalty (Row.final_score, the score of the
+    report's text and tables); ``absent`` roster students without a submission stacked in grey
+    on the bar of 0."""
     fig = Figure(figsize=(6, 3))
     ax = fig.subplots()
     top = max(max_score, 1)
     bins = [i - 0.5 for i in range(int(top) + 2)] if top <= 30 else 20  # one bar per point
-    ax.hist([r.score for r in rows], bins=bins, color="#4c72b0", edgecolor="white")
-    ax.set_xlabel(f"총점 (만점 {max_score:g})")
+    data, colors, names = [[r.final_score for r in rows]], ["#4c72b0"], ["제출"]
+    if absent:
+        data.append([0.0] * absent)
+        colors.append(COLORS["missing"])
+        names.append("미제출 (0점)")
+    ax.hist(data, bins=bins, range=(0, top), stacked=True, color=colors, label=names)
+    for patch in ax.patches:
+        patch.set_edgecolor("white")
+    if absent:
+        ax.legend(fontsize="small")
+    ax.set_xlabel(f"최종 점수, 지각 감점 후 (만점 {max_score:g})")
     ax.set_ylabel("학생 수")
     ax.set_title("점수 분포")
     return png(fig, "점수 분포")

@@ -3,9 +3,12 @@
 The class is graded by the batch command in a temporary course; the report's CSV and HTML must
 agree with nbgrader's gradebook (read here independently), embed its plots (opens offline) and
 list the crashed and timed-out submissions. Missing gradebook, unknown assignment and nothing
-graded yet give clear errors.
+graded yet give clear errors. A second class (the fixture course, with a due date, a late
+penalty and roster students who never submitted) checks every score the batch summary and the
+report show, the histogram's bars included, against `nbgrader export`.
 """
 
+import collections
 import csv
 import json
 import os
@@ -19,6 +22,7 @@ import nbformat
 import pytest
 
 from bench.grading import filled, make_course, solution_sources
+from tests.support import fixture_course as fc
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -68,11 +72,11 @@ def course(tmp_path_factory):
     ).stderr
     submit(root)
     grade = [sys.executable, "-m", "autograder", "grade", "softmax", "--quiet"]
-    run(grade + ["--jobs", "2", "--wall", "6"], root)
+    summary = run(grade + ["--jobs", "2", "--wall", "6"], root).stdout
     errors["gradebook에 과제 'nosuch'이(가) 없습니다"] = report(root, "nosuch", ok=False).stderr
     out = report(root, "softmax").stdout
     assert "reports/softmax.html" in out and "reports/softmax.csv" in out
-    return root, errors
+    return root, errors, summary
 
 
 def gradebook(course):
@@ -248,3 +252,168 @@ def test_failures_are_counted_by_the_misconception_they_name():
     assert misconception("softmax [dim=1]: 3개 중 1개 값이 다릅니다\n입력") == (
         "softmax [dim=1]: 3개 중 1개 값이 다릅니다"
     )
+
+
+# ------------------------------------------------- late penalties and students who never submitted
+
+ABSENT = ("kim", "lee")  # on the roster (nbgrader db student add), never submitted
+DUE = "name,duedate\ndemo,2026-03-22 23:59:59 Asia/Seoul\n"
+LATE_CLASS = {  # student -> (solution cells, submission time)
+    "ontime": (fc.GOOD, "2026-03-20 12:00:00 UTC"),
+    "late": (fc.GOOD, "2026-03-23 10:00:00 UTC"),  # 19 hours late: nbgrader's "zero" penalty
+    "half": ({"softmax_sol": fc.SOFTMAX}, "2026-03-21 09:00:00 UTC"),
+}
+HANGUL = re.compile("[가-힣]")
+
+
+@pytest.fixture(scope="module")
+def late_class(tmp_path_factory):
+    """The fixture course (`demo`, 5 points) with a due date, nbgrader's "zero" late penalty and
+    a roster of five: two never submit. Graded by the batch command, reported, and exported with
+    `nbgrader export` -> (course root, the batch command's stdout, the export's rows by
+    student)."""
+    root = tmp_path_factory.mktemp("late-class") / "course"
+    (root.parent / "assignments.csv").write_text(DUE, encoding="utf-8")
+    before = [["db", "assignment", "import", "../assignments.csv"]]
+    before += [["db", "student", "add", student] for student in ABSENT]
+    config = 'c.LateSubmissionPlugin.penalty_method = "zero"\n'
+    release = fc.make_course(root, config, before=before)
+    for student, (codes, when) in LATE_CLASS.items():
+        fc.put(root, student, "demo.ipynb", fc.filled(release, codes))
+        fc.put(root, student, "timestamp.txt", when)
+    grade = [sys.executable, "-m", "autograder", "grade", "demo", "--jobs", "2", "--quiet"]
+    out = fc.run(grade, root).stdout
+    fc.run([sys.executable, "-m", "autograder", "report", "demo", "--quiet"], root)
+    fc.run([str(BIN / "nbgrader"), "export", "--to", "grades.csv"], root)
+    with open(root / "grades.csv", newline="", encoding="utf-8") as f:
+        exported = {r["student_id"]: r for r in csv.DictReader(f) if r["assignment"] == "demo"}
+    return root, out, exported
+
+
+def export_scores(exported):
+    """({student: score after the late penalty}, max score) as `nbgrader export` wrote them (0
+    for a roster student without a submission)."""
+    scores = {s: float(r["score"]) for s, r in exported.items()}
+    (max_score,) = {float(r["max_score"]) for r in exported.values()}
+    return scores, max_score
+
+
+def statistics_text(scores, max_score):
+    """The score statistics the summary and the report must show, computed from ``scores``."""
+    values = list(scores.values())
+    return [
+        f"평균 {statistics.mean(values):.2f} / {max_score:g}",
+        f"중앙값 {statistics.median(values):g}",
+        f"만점 {sum(v == max_score for v in values)}명",
+        f"0점 {sum(v == 0 for v in values)}명",
+    ]
+
+
+def drawn_score_bars(root, tmp_path, monkeypatch):
+    """{score: students} as the bars of the report's score histogram draw them: the report
+    written again in this process, its matplotlib figure kept where plots.png embeds it."""
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.notebook import course_config
+    from autograder.reporting import class_report, plots
+
+    figures, embed = {}, plots.png
+    monkeypatch.setattr(
+        plots, "png", lambda fig, alt: (figures.setdefault(alt, fig), embed(fig, alt))[1]
+    )
+    coursedir = CourseDirectory(config=course_config(root), root=str(root))
+    class_report.write_report(coursedir, "demo", tmp_path, quiet=True)
+    (ax,) = figures["점수 분포"].axes
+    bars = collections.Counter()
+    for bar in ax.patches:
+        bars[round(bar.get_x() + bar.get_width() / 2, 6)] += round(bar.get_height())
+    return {score: n for score, n in bars.items() if n}
+
+
+def report_csv(root):
+    with open(root / "reports" / "demo.csv", newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def student_table_scores(text):
+    """{student: (총점, 지각 감점, 최종 점수)} of the report's per-student table."""
+    section = text.split("<h2>학생별 결과</h2>")[1].split("<h2>")[0]
+    row = r"<tr><td>([^<]*)</td><td>(?:(?!</td>).)*</td>" + r"<td>([^<]*)</td>" * 3
+    return {m[0]: tuple(float(x) for x in m[1:]) for m in re.findall(row, section)}
+
+
+@pytest.mark.slow
+def test_every_score_shown_is_after_the_late_penalty(late_class, tmp_path, monkeypatch):
+    """The histogram's bars, the report's text and tables and the batch summary all show the
+    scores `nbgrader export` computes (raw score minus the late penalty, 0 for a roster student
+    without a submission): with the raw score the histogram had one more full mark."""
+    root, out, exported = late_class
+    scores, max_score = export_scores(exported)
+    raw = {s: float(r["raw_score"]) for s, r in exported.items()}
+    assert sum(v == max_score for v in raw.values()) > sum(v == max_score for v in scores.values())
+    assert drawn_score_bars(root, tmp_path, monkeypatch) == collections.Counter(scores.values())
+    text = (root / "reports" / "demo.html").read_text(encoding="utf-8")
+    line = next(ln for ln in out.splitlines() if ln.startswith("점수(지각 감점 후"))
+    for words in statistics_text(scores, max_score):
+        assert words in text, (words, text.split("<h2>")[1][:600])
+        assert words in line, (words, line)
+    table = student_table_scores(text)
+    assert set(table) == set(scores)
+    for student, (total, penalty, final) in table.items():
+        row = exported[student]
+        assert (total, penalty) == (float(row["raw_score"]), float(row["late_submission_penalty"]))
+        assert final == scores[student], student
+    rows = {r["student"]: r for r in report_csv(root)}
+    assert {s: float(r["final_score"]) for s, r in rows.items()} == scores
+
+
+@pytest.mark.slow
+def test_roster_students_without_a_submission_are_named_and_count_as_zero(late_class):
+    """Students of the gradebook's roster who did not submit are named in the batch summary and
+    the report (text, per-student table, CSV), which say they count as 0; the pass rates of the
+    test cells count the submissions only, and say so."""
+    from nbgrader.api import Gradebook
+
+    root, out, exported = late_class
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        roster = {s.id for s in gb.students}
+        submitted = {sub.student.id for sub in gb.assignment_submissions("demo")}
+    absent = sorted(roster - submitted)
+    assert absent == sorted(s for s, r in exported.items() if not r["timestamp"]) and absent
+    named = f"미제출 {len(absent)}명: {', '.join(absent)}"
+    (line,) = [ln for ln in out.splitlines() if ln.startswith(named)]
+    assert "0점으로" in line
+    assert f"(미제출 {len(absent)}명 포함)" in out
+    text = (root / "reports" / "demo.html").read_text(encoding="utf-8")
+    assert f"미제출 {len(absent)}명({', '.join(absent)}: " in text and "0점으로 셉니다" in text
+    assert f"학생 {len(roster)}명, 미제출 0점 포함" in text
+    assert f"통과율은 제출한 {len(submitted)}명 기준입니다" in text
+    rates = re.findall(r"<td>\d+/(\d+) \(\d+%\)</td>", text)  # the test cells' pass rates
+    assert rates and set(rates) == {str(len(submitted))}
+    table = text.split("<h2>학생별 결과</h2>")[1].split("<h2>")[0]
+    for student in absent:
+        assert f"<tr><td>{student}</td><td>(제출물 없음)</td>" in table
+    rows = {r["student"]: r for r in report_csv(root)}
+    assert set(rows) == roster
+    assert {s for s, r in rows.items() if r["submitted"] == "no"} == set(absent)
+    assert all(rows[s]["final_score"] == "0" and rows[s]["problem"] == "미제출" for s in absent)
+
+
+def english_lines(out):
+    """The lines of the batch command's stdout with no Korean: none but the test-cell rows
+    (notebook/grade_id, points, passed/submissions)."""
+    cell_row = re.compile(r"^\S+/\S+\s+[\d.]+\s+\d+/\d+\s*$")
+    return [
+        ln
+        for ln in out.splitlines()
+        if ln.strip() and not HANGUL.search(ln) and not cell_row.match(ln)
+    ]
+
+
+@pytest.mark.slow
+def test_batch_summary_has_no_english_line(course, late_class):
+    """Every line of the batch command's output speaks Korean (a crashed and a timed-out
+    submission, a late one and absent students included), but the test-cell rows."""
+    assert "비정상 종료 또는 시간 초과 2명" in course[2]
+    for out in (course[2], late_class[1]):
+        assert not english_lines(out), out
