@@ -11,7 +11,8 @@ What it sets up (names are options; defaults below):
 - Debian packages: bubblewrap, nodejs, npm (tools/sysdeps.sh installs the rest);
   configurable-http-proxy from npm (hub/proxy/package-lock.json) in <prefix>/proxy; the
   students' environment <prefix>/venv (requirements-student.txt + the jupyterhub pin,
-  hub/requirements-hub.txt), with nbgrader's student extensions only.
+  hub/requirements-hub.txt; what the repository's venv has at the same versions is linked from
+  there, hub/studentvenv.py), with nbgrader's student extensions only.
 - System accounts: groups ``attention-students`` and ``attention-staff``; the instructor
   (``instructor``, staff) and the grading service's user (``attention-grader``, staff, no
   login); students from ``--students`` (CSV: ``id[,password]``; a missing password is made up
@@ -43,9 +44,13 @@ import secrets
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # hub.studentvenv, when run as a script (python3 hub/deploy.py)
+from hub import studentvenv  # noqa: E402
+
 HUB = REPO / "hub"
 COURSE_ID = "attention-transformers"
 
@@ -120,18 +125,28 @@ def proxy(prefix):
     return exe
 
 
-def student_venv(prefix):
-    """The students' Python: requirements-student.txt + jupyterhub, nbgrader's student
-    extensions only, and the course's exchange settings for every student."""
+def student_venv(prefix, repo_venv):
+    """The students' Python: requirements-student.txt + jupyterhub (hub/requirements-hub.txt),
+    the distributions the repository's venv has at the same versions linked from there
+    (hub/studentvenv.py), nbgrader's student extensions only, and the course's exchange
+    settings for every student."""
     venv = prefix / "venv"
     stamp = venv / ".stamp"
-    want = digest(HUB / "requirements-hub.txt", REPO / "requirements-student.txt")
+    inputs = [HUB / "requirements-hub.txt", REPO / "requirements-student.txt", studentvenv.LOCK]
+    want = digest(*(p for p in inputs if p.exists()))
     py = venv / "bin" / "python"
     if not (py.exists() and stamp.exists() and stamp.read_text() == want):
-        if not py.exists():
-            sh(sys.executable, "-m", "venv", venv)
-        pip = [py, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
-        sh(*pip, "-r", HUB / "requirements-hub.txt")
+        if venv.exists():
+            shutil.rmtree(venv)
+        t0 = time.monotonic()
+        done = studentvenv.build(venv, donor=repo_venv)
+        print(
+            f"students' venv in {time.monotonic() - t0:.0f} s "
+            f"({'hub/requirements-students.lock' if done['locked'] else 'resolved by pip'}): "
+            f"{len(done['linked'])} distributions linked from {repo_venv}, installed: "
+            f"{' '.join(done['installed'])}",
+            flush=True,
+        )
         instructor_only(venv)
         stamp.write_text(want)
     return venv
@@ -143,16 +158,26 @@ def instructor_only(venv):
     write, without starting Jupyter four times)."""
     etc = venv / "etc" / "jupyter"
     server = {f"nbgrader.server_extensions.{x}": False for x in ("formgrader", "course_list")}
-    (etc / "jupyter_server_config.d").mkdir(parents=True, exist_ok=True)
-    (etc / "jupyter_server_config.d" / "zz-course-students.json").write_text(
-        json.dumps({"ServerApp": {"jpserver_extensions": server}}, indent=1)
+    replace_text(
+        etc / "jupyter_server_config.d" / "zz-course-students.json",
+        json.dumps({"ServerApp": {"jpserver_extensions": server}}, indent=1),
     )
     tools = ("formgrader", "course_list", "create_assignment")
     lab = {f"@jupyter/nbgrader:{x}": True for x in tools}
-    (etc / "labconfig").mkdir(parents=True, exist_ok=True)
-    (etc / "labconfig" / "page_config.json").write_text(
-        json.dumps({"disabledExtensions": lab}, indent=1)
+    replace_text(
+        etc / "labconfig" / "page_config.json", json.dumps({"disabledExtensions": lab}, indent=1)
     )
+
+
+def replace_text(path, text):
+    """Write ``path`` anew (a new file renamed over the old one): a file of the students' venv
+    may be a hard link into the repository's venv, which must stay as it is."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.new")
+    tmp.write_text(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
 
 
 # --- accounts --------------------------------------------------------------------------------
@@ -302,10 +327,9 @@ def course(args, prefix, venv):
     state.mkdir(exist_ok=True)
     chown(state, args.grader_user, args.grader_user, 0o700)
 
-    etc = venv / "etc" / "jupyter"
-    etc.mkdir(parents=True, exist_ok=True)
-    (etc / "nbgrader_config.py").write_text(
-        STUDENT_CONFIG.format(course_id=COURSE_ID, exchange=str(exchange))
+    replace_text(
+        venv / "etc" / "jupyter" / "nbgrader_config.py",
+        STUDENT_CONFIG.format(course_id=COURSE_ID, exchange=str(exchange)),
     )
     return root, exchange, secret, state
 
@@ -346,7 +370,7 @@ def install(args):
     if not (Path(args.repo_venv) / "bin" / "python").exists():
         sh("make", "venv", cwd=REPO)  # the repository's venv: the instructor's and the service's
     chp = proxy(prefix)
-    venv = student_venv(prefix)
+    venv = student_venv(prefix, Path(args.repo_venv))
     interpreters_reachable(args.repo_venv, venv)
     accounts(args, prefix)
     root, exchange, secret, state = course(args, prefix, venv)
