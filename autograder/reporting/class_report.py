@@ -299,9 +299,7 @@ def table(header, lines, raw=()):
 def score_summary(rows, absent, max_score):
     late = sum(1 for r in rows if r.late_penalty)
     who = f"학생 {len(rows) + len(absent)}명" + (", 미제출 0점 포함" if absent else "")
-    text = f"제출 {len(rows)}건, 미제출 {len(absent)}명"
-    if absent:
-        text += f"({names(absent)}: gradebook의 학생 명단에 있지만 제출물이 없어 0점으로 셉니다)"
+    text = f"제출 {len(rows)}건, " + (absent_note(absent) if absent else "미제출 0명")
     return (
         f"{text}; 총점(지각 감점 후, {who}) {score_line(rows, absent, max_score)}; 지각 감점 "
         f"{late}명, 제출물 문제 {sum(1 for r in rows if r.problems)}명"
