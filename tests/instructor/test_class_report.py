@@ -193,12 +193,14 @@ def test_plots_are_labelled_in_korean_with_a_korean_font():
         warnings.simplefilter("error")  # "Glyph ... missing from font(s)" is a UserWarning
         images = [
             plots.score_plot(rows, 5.0),
+            plots.score_plot(rows, 5.0, 2),  # with absent students: a legend
             plots.outcome_plot(cells, cr.outcome_counts(cells, rows), len(rows)),
             plots.time_plot([("s0", "softmax", 1.5)]),
             plots.time_plot([]),
         ]
     assert matplotlib.rcParams["font.family"] == before
     assert [re.search(r'alt="([^"]*)"', i).group(1) for i in images] == [
+        "점수 분포",
         "점수 분포",
         "테스트 셀별 결과",
         "노트북별 채점 시간",
