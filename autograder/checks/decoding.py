@@ -904,6 +904,17 @@ def self_loop_table(d):
     return t.to(d)
 
 
+def tied_top_table(d):
+    """(5, 5): token t's two likeliest successors, t + 1 and t + 3, have the same logit. At
+    temperature 0 the argmax takes the first (t + 1) every time; sampling, even at a tiny
+    temperature, takes either one with equal probability (24 draws: all first with 2 ** -24)."""
+    t = torch.full((5, 5), -2.0, dtype=F64)
+    rows = torch.arange(5)
+    t[rows, (rows + 1) % 5] = 2.0
+    t[rows, (rows + 3) % 5] = 2.0
+    return t.to(d)
+
+
 def penalised_top_table(d):
     """(4, 4), every row (2, 1.5, -1, -1): with token 0 in the prompt and repetition_penalty=2,
     token 0 falls to 1 < 1.5, so top_k=1 after the penalty keeps token 1 (the only one left:
@@ -1002,6 +1013,12 @@ SAMPLING = {
         torch.tensor([[6, 1], [2, 3], [6, 4]], device=d),
         8,
         {"eos_id": 6, "temperature": 0},
+    ),
+    "temperature=0, 가장 큰 로짓 둘이 같음: argmax (첫 번째)": lambda rng, d: (
+        tied_top_table(d),
+        torch.tensor([[0], [2], [4]], device=d),
+        8,
+        {"temperature": 0},
     ),
 }
 

@@ -548,6 +548,11 @@ MASKS = {
         F32,
         "train",
     ),
+    "크로스 어텐션 T=S=5, causal=True (길이가 같아도 적용 안 됨)": lambda rng, d: (
+        mcfg(4, 4, 8, 2),
+        randn(rng, 2, 5, 4, device=d),
+        {"context": randn(rng, 2, 5, 4, device=d)},
+    ),
 }
 
 

@@ -1259,6 +1259,60 @@ MISTAKES += [
     },
 ]
 
+# Missed on first contact with the blind sample of 2026-11-28 (tests/mistakes/BLIND.md),
+# caught by the cases added for them the same day.
+MISTAKES += [
+    {
+        "name": "generate_zero_temperature_as_tiny_temperature",
+        "kind": "randomness",
+        "cell": "generate",
+        "source": r'''
+def generate(
+    table,
+    idx,
+    max_new_tokens,
+    seed,
+    temperature=1.0,
+    top_k=None,
+    top_p=None,
+    repetition_penalty=1.0,
+    no_repeat_ngram_size=0,
+    eos_id=None,
+):
+    """Seeded sampling with TableLM(table). idx (B, T) long -> (B, T + n), n <= max_new_tokens.
+
+    Per step: repetition penalty, n-gram ban, temperature, top-k, top-p, softmax, then one
+    torch.multinomial call on the generator make_generator(seed, idx.device).
+    """
+    model = TableLM(table)
+    gen = make_generator(seed, idx.device)
+    ids = idx
+    finished = torch.zeros(idx.shape[0], dtype=torch.bool, device=idx.device)
+    for _ in range(max_new_tokens):
+        logits = model(ids)[:, -1, :]
+        logits = apply_repetition_penalty(logits, ids, repetition_penalty)
+        logits = no_repeat_ngram_ban(logits, ids, no_repeat_ngram_size)
+        # temperature -> 0 is greedy; a tiny temperature gives the same one-hot distribution
+        logits = logits / max(temperature, 1e-4)
+        if top_k is not None and top_k != 0:
+            logits = top_k_filter(logits, top_k)
+        if top_p is not None and top_p < 1:
+            logits = top_p_filter(logits, top_p)
+        probs = torch.softmax(logits, dim=-1)
+        nxt = torch.multinomial(probs, num_samples=1, generator=gen)
+        if eos_id is not None:
+            nxt = nxt.masked_fill(finished[:, None], eos_id)
+            finished = finished | (nxt[:, 0] == eos_id)
+        ids = torch.cat([ids, nxt], dim=1)
+        if eos_id is not None and bool(finished.all()):
+            break
+    return ids
+''',
+        "fails": ["test_generate"],
+        "says": "temperature=0, 가장 큰 로짓 둘이 같음",
+    },
+]
+
 OPEN = []
 
 # Correct solutions written another way: each must keep full marks.

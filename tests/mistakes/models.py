@@ -901,6 +901,85 @@ class ModernBlock(nn.Module):
     },
 ]
 
+# Missed on first contact with the blind sample of 2026-11-28 (tests/mistakes/BLIND.md),
+# caught by the cases added for them the same day.
+MISTAKES += [
+    {
+        "name": "gqa_fill_neg_inf",
+        "kind": "logic",
+        "cell": "modern_block",
+        "source": r'''
+def apply_rope(x, positions=None, base=10000.0):
+    """RoPE with the "half" pairing (dim i with i + d/2): x (B, h, T, d_head) -> same shape."""
+    T, d = x.shape[-2], x.shape[-1]
+    ct = torch.promote_types(x.dtype, torch.float32)
+    if positions is None:
+        positions = torch.arange(T, device=x.device)
+    half = d // 2
+    inv = base ** (-torch.arange(half, device=x.device, dtype=ct) * 2 / d)
+    theta = positions.to(ct)[:, None] * inv[None, :]  # (T, half)
+    cos, sin = theta.cos(), theta.sin()
+    xf = x.to(ct)
+    a, b = xf[..., :half], xf[..., half:]
+    out = torch.cat([a * cos - b * sin, a * sin + b * cos], dim=-1)
+    return out.to(x.dtype)
+
+
+class GroupedQueryAttention(nn.Module):
+    """Causal GQA with RoPE, no biases: forward(x (B, T, d_model), mask=None) -> (B, T, d_model)."""
+
+    def __init__(self, d_model, num_heads, num_kv_heads, rope_base=10000.0):
+        super().__init__()
+        self.num_heads = num_heads
+        self.num_kv_heads = num_kv_heads
+        self.d_head = d_model // num_heads
+        self.rope_base = rope_base
+        self.W_query = nn.Linear(d_model, d_model, bias=False)
+        self.W_key = nn.Linear(d_model, num_kv_heads * self.d_head, bias=False)
+        self.W_value = nn.Linear(d_model, num_kv_heads * self.d_head, bias=False)
+        self.out_proj = nn.Linear(d_model, d_model, bias=False)
+
+    def forward(self, x, mask=None):
+        B, T, _ = x.shape
+        q = self.W_query(x).view(B, T, self.num_heads, self.d_head).transpose(1, 2)
+        k = self.W_key(x).view(B, T, self.num_kv_heads, self.d_head).transpose(1, 2)
+        v = self.W_value(x).view(B, T, self.num_kv_heads, self.d_head).transpose(1, 2)
+        q = apply_rope(q, base=self.rope_base)
+        k = apply_rope(k, base=self.rope_base)
+        r = self.num_heads // self.num_kv_heads
+        k = k.repeat_interleave(r, dim=1)
+        v = v.repeat_interleave(r, dim=1)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        i = torch.arange(T, device=x.device)
+        keep = i[None, :] <= i[:, None]
+        if mask is not None:
+            keep = keep & mask
+        scores = scores.masked_fill(~keep, float("-inf"))
+        w = torch.softmax(scores, dim=-1)
+        out = (w @ v).transpose(1, 2).reshape(B, T, self.num_heads * self.d_head)
+        return self.out_proj(out)
+
+
+class ModernBlock(nn.Module):
+    """LLaMA-style block: x + attn(attn_norm(x)), then x + ffn(ffn_norm(x))."""
+
+    def __init__(self, d_model, num_heads, num_kv_heads, d_ff, eps=1e-6, rope_base=10000.0):
+        super().__init__()
+        self.attn_norm = RMSNorm(d_model, eps)
+        self.attn = GroupedQueryAttention(d_model, num_heads, num_kv_heads, rope_base)
+        self.ffn_norm = RMSNorm(d_model, eps)
+        self.ffn = SwiGLU(d_model, d_ff)
+
+    def forward(self, x, mask=None):
+        x = x + self.attn(self.attn_norm(x), mask=mask)
+        x = x + self.ffn(self.ffn_norm(x))
+        return x
+''',
+        "fails": ["test_modern_block"],
+        "says": "모든 키가 막힌 시퀀스에서 NaN/inf",
+    },
+]
+
 # Graded full marks although they break the spec (the grader's gaps, kept out of MISTAKES): the
 # why says what the grader did.
 _OPEN_WHY = {}

@@ -1165,6 +1165,54 @@ MISTAKES += [
 
 # Graded full marks although they break the spec (the grader's gaps, kept out of MISTAKES): the
 # why says what the grader did.
+# Missed on first contact with the blind sample of 2026-11-28 (tests/mistakes/BLIND.md),
+# caught by the cases added for them the same day.
+MISTAKES += [
+    {
+        "name": "mha_causal_when_lengths_match",
+        "kind": "logic",
+        "cell": "multihead_attention",
+        "source": r'''
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with one projection per role, split into heads.
+
+    forward(x (B, T, d_in), context (B, S, d_in) or None, mask bool keep-mask or None)
+    -> (B, T, d_out).
+    """
+
+    def __init__(
+        self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False, causal=True
+    ):
+        super().__init__()
+        self.num_heads = num_heads
+        self.d_head = d_out // num_heads
+        self.causal = causal
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        if causal:
+            self.register_buffer("mask", causal_mask(context_length), persistent=False)
+
+    def forward(self, x, context=None, mask=None):
+        src = x if context is None else context
+        T = x.shape[1]
+        q = split_heads(self.W_query(x), self.num_heads)
+        k = split_heads(self.W_key(src), self.num_heads)
+        v = split_heads(self.W_value(src), self.num_heads)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if self.causal and src.shape[1] == T:
+            cm = self.mask[:T, :T]
+            mask = cm if mask is None else mask & cm
+        weights = self.dropout(masked_softmax(scores, mask))
+        return self.out_proj(merge_heads(weights @ v))
+''',
+        "fails": ["test_mha_mask_cross"],
+        "says": "크로스 어텐션(context 가 주어짐)에도 인과",
+    },
+]
+
 _OPEN_WHY = {}
 OPEN = [dict(m, why=_OPEN_WHY[m["name"]]) for m in MISTAKES if m["name"] in _OPEN_WHY]
 MISTAKES = [m for m in MISTAKES if m["name"] not in _OPEN_WHY]
