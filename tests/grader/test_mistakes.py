@@ -19,6 +19,7 @@ import pytest
 from autograder import notebook as nbio
 from autograder.engines.local import Engine
 from autograder.report import MISCONCEPTION
+from tests.support import paste
 from tests.support.catalogue import KINDS, SUITES, notebooks, source_notebook
 
 CASES = [(a, m) for a, suite in SUITES.items() for m in suite.MISTAKES]
@@ -169,3 +170,26 @@ def test_regrade_reproduces_verdicts_and_messages(tmp_path, monkeypatch):
     assert (tmp_path / "secret").stat().st_mode & 0o077 == 0  # the secret is the owner's
     assert runs[0] == runs[1]
     assert any(m for verdicts in runs[0].values() for _, _, m in verdicts)  # messages compared
+
+
+@pytest.mark.parametrize("assignment", list(SUITES))
+def test_counterexamples_reproduce_when_pasted(graded, assignment, tmp_path):
+    """Each mistake's feedback that calls its inputs paste-runnable, pasted with the entry's cells
+    into a fresh Python and the function it names called on them, gives the result it printed
+    (a value at the position it names, a shape, a scalar). A module's counterexample is not
+    replayed (its weights are the grader's and the feedback does not print them yet), nor one
+    whose inputs do not bind to the function it names (a composition of two functions)."""
+    todo = notebooks()
+    jobs = {}
+    for m in SUITES[assignment].MISTAKES:
+        cells = nbio.graded_code(todo[(assignment, m["name"])][1])
+        for gid, verdict in graded(assignment)[m["name"]].verdicts.items():
+            job = None if verdict.passed else paste.counterexample(verdict.message, cells)
+            if job is not None:
+                jobs[f"{m['name']}/{gid}"] = job
+    assert jobs, "no feedback of this assignment was read as a counterexample"
+    results = paste.reproduce(jobs, tmp_path)
+    wrong = {
+        k: (results[k], jobs[k]["printed"]) for k in jobs if not paste.matches(jobs[k], results[k])
+    }
+    assert not wrong, wrong
