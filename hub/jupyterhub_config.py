@@ -11,6 +11,8 @@ batch command in a terminal). The grading service runs as its own account, manag
 import json
 import os
 
+from jupyterhub.spawner import LocalProcessSpawner, set_user_setuid
+
 c = get_config()  # noqa: F821
 S = json.load(open(os.environ["COURSE_HUB_SETTINGS"]))
 
@@ -28,7 +30,25 @@ c.JupyterHub.authenticator_class = "pam"
 c.Authenticator.allowed_groups = {S["students_group"], S["staff_group"]}
 c.Authenticator.admin_users = {S["instructor"]}
 
-c.JupyterHub.spawner_class = "localprocess"
+
+class CourseSpawner(LocalProcessSpawner):
+    """Local processes as each account; the instructor's server starts in the course root, where
+    nbgrader (the Formgrader, a terminal's commands) reads the course's nbgrader_config.py
+    (LocalProcessSpawner starts every server in its user's home)."""
+
+    def make_preexec_fn(self, name):
+        as_user = set_user_setuid(name)
+        folder = S["course"] if name == S["instructor"] else None
+
+        def preexec():
+            as_user()
+            if folder:
+                os.chdir(folder)
+
+        return preexec
+
+
+c.JupyterHub.spawner_class = CourseSpawner
 c.Spawner.default_url = "/lab"
 c.Spawner.http_timeout = 120
 c.Spawner.start_timeout = 120
