@@ -16,6 +16,7 @@ a plain scalar (see wire.py); nothing here calls student code.
 
 import contextlib
 import math
+import re
 import threading
 
 import torch
@@ -135,9 +136,15 @@ def source(value):
     return repr(value) if isinstance(value, int | bool | str | type(None)) else type(value).__name__
 
 
-def _inputs_text(inputs):
+# a module's check (the message names a class: ModernBlock(...), [case] LayerNorm(...)): its
+# inputs paste, but the weights the grader loaded into the module are not among them
+MODULE_CASE = re.compile(r"(?:\[[^\]]*\] )?[A-Z]\w*(?:\(| \[)")
+
+
+def _inputs_text(inputs, message=""):
     """The inputs as Python the student can paste (``x = torch.tensor(...)``), within
-    PASTE_CHARS; past that, a short summary of each (shape, dtype, first values)."""
+    PASTE_CHARS; past that, a short summary of each (shape, dtype, first values). For a
+    module's check (``message`` names a class) the paste gives the inputs, not the weights."""
     if not inputs:
         return ""
     names = [k for k in inputs if str(k).isidentifier()]
@@ -146,13 +153,19 @@ def _inputs_text(inputs):
     )
     code = [f"  {k} = {source(inputs[k])}" for k in names] if small else []
     if small and len(names) == len(inputs) and sum(len(c) for c in code) <= PASTE_CHARS:
+        if MODULE_CASE.match(message):
+            claim = (
+                "입력 (붙여 넣으면 같은 입력이 만들어집니다. 모듈의 가중치는 채점기가 정한 값이라 "
+            )
+            claim += "여기에 없으므로, 여러분의 모듈로는 다른 값이 나옵니다):\n"
+            return "\n" + claim + "\n".join(code)
         return "\n입력 (그대로 붙여 넣어 실행할 수 있습니다):\n" + "\n".join(code)
     parts = [f"  {k} = {describe(v)}" for k, v in inputs.items()]
     return "\n입력 (요약: 모양, dtype, 앞쪽 값):\n" + "\n".join(parts)
 
 
 def fail(message, inputs=None):
-    raise CheckFailed(message + _inputs_text(inputs))
+    raise CheckFailed(message + _inputs_text(inputs, message))
 
 
 def expect_tensor(got, what="result", shape=None, dtype=None, finite=True, inputs=None):
