@@ -54,9 +54,12 @@ test: $(STAMP) sysdeps notebooks
 	$(PY) -m pytest autograder/checks --reference -q -p no:cacheprovider
 	$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder --durations=25
 
-# The course on JupyterHub (hub/, autograder/service/, docs/jupyterhub.md), apart from `make test`:
-# as root it makes system accounts and a students' venv (about 12 minutes on a fresh machine), so
-# it is not yet part of the suite CI runs. Instant feedback, isolation, restart and hostile notebooks.
+# The course on JupyterHub (hub/, autograder/service/, docs/jupyterhub.md): all of tests/hub. As
+# root it makes system accounts, a students' venv (linked from .venv: hub/studentvenv.py) and a hub.
+# `make test` runs only tests/hub/test_browser.py (the guide's chapter as written, a student and the
+# instructor in headless Chromium); the grading service's heavier tests (feedback byte for byte the
+# final grading's, the attempt limit, isolation, refusal as root, a kill mid-burst, a hostile
+# notebook: tests/hub/test_service.py) run only here (pyproject.toml's addopts leave them out).
 test-hub: $(STAMP) sysdeps notebooks
 	$(PY) -m pytest tests/hub -o addopts="-ra --strict-markers" -p no:cacheprovider
 

@@ -1,11 +1,12 @@
 """A deployment of the course on this machine for tests and benchmarks (root only).
 
-``deploy()`` runs hub/deploy.py install into ``<repo>/_build/hub-test`` (the students' venv and
-the proxy are kept between runs; course, exchange and service state are made afresh) with
-accounts of their own (``agt-`` names, homes under /tmp/agt-homes), so nothing of a real
-deployment on the same machine is touched. The helpers act as those accounts do: students run
-nbgrader from the students' venv in their homes, the instructor from the repository's venv in
-the course root, the service as its own user.
+Into ``<repo>/_build/hub-test`` (the students' venv and the proxy are kept between runs; course,
+exchange, service state and hub are made afresh), with accounts of its own (``agt-`` names, homes
+under /tmp/agt-homes), so nothing of a real deployment on the same machine is touched:
+``deploy()`` runs ``hub/deploy.py install``; ``up()`` runs the guide's ``hub/deploy.py up`` command
+with the same options and free local ports and waits for the hub and its grading service. The
+helpers act as those accounts do: students run nbgrader from the students' venv in their homes,
+the instructor from the repository's venv in the course root, the service as its own user.
 """
 
 import json
@@ -31,9 +32,22 @@ def students(n):
     return [f"agt-s{i:02d}" for i in range(1, n + 1)]
 
 
-def deploy(n_students=4, extra_args=(), config=""):
-    """Deploy for ``n_students`` students -> the settings (hub.json as a dict); ``config`` is
-    appended to the course's nbgrader_config.py."""
+def options(csv, **ports):
+    """hub/deploy.py's options for a test machine: the test prefix and accounts, the students of
+    ``csv``, the repository left readable (the prefix is inside it), this Python's venv; ``ports``
+    (port=, hub_port=, ...) as --port, --hub-port, ..."""
+    out = ["--prefix", PREFIX, "--no-protect-repo", "--instructor", INSTRUCTOR]
+    out += ["--instructor-password", PASSWORD, "--grader-user", GRADER]
+    out += ["--students-group", STUDENTS_GROUP, "--staff-group", STAFF_GROUP]
+    out += ["--students", csv, "--home-base", HOMES, "--repo-venv", Path(sys.executable).parents[1]]
+    for name, value in ports.items():
+        out += [f"--{name.replace('_', '-')}", value]
+    return [str(x) for x in out]
+
+
+def fresh(n_students):
+    """A prefix without an earlier run's course, exchange, service state and hub (the students'
+    venv and the proxy are kept), fresh homes of existing test accounts -> the students' CSV."""
     for name in FRESH:
         p = PREFIX / name
         if p.is_dir():
@@ -43,44 +57,112 @@ def deploy(n_students=4, extra_args=(), config=""):
     PREFIX.mkdir(parents=True, exist_ok=True)
     csv = PREFIX / "students.csv"
     csv.write_text("id,password\n" + "".join(f"{s},{PASSWORD}\n" for s in students(n_students)))
-    cmd = [
-        sys.executable,
-        str(REPO / "hub" / "deploy.py"),
-        "install",
-        "--prefix",
-        str(PREFIX),
-        "--no-protect-repo",
-        "--instructor",
-        INSTRUCTOR,
-        "--instructor-password",
-        PASSWORD,
-        "--grader-user",
-        GRADER,
-        "--students-group",
-        STUDENTS_GROUP,
-        "--staff-group",
-        STAFF_GROUP,
-        "--students",
-        str(csv),
-        "--home-base",
-        str(HOMES),
-        "--repo-venv",
-        str(Path(sys.executable).parents[1]),
-        *extra_args,
-    ]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    for s in students(n_students):  # no nbgrader cache or server state of an earlier run
+        try:
+            home = Path(pwd.getpwnam(s).pw_dir)
+        except KeyError:
+            continue
+        for child in home.iterdir() if home.is_dir() else ():
+            if child.name not in (".bashrc", ".profile", ".bash_logout"):
+                shutil.rmtree(child) if child.is_dir() else child.unlink()
+    return csv
+
+
+def deploy(n_students=4, extra_args=(), config=""):
+    """Deploy for ``n_students`` students (hub/deploy.py install) -> the settings (hub.json as
+    a dict); ``config`` is appended to the course's nbgrader_config.py."""
+    csv = fresh(n_students)
+    cmd = [sys.executable, str(REPO / "hub" / "deploy.py"), "install", *options(csv)]
+    r = subprocess.run([*cmd, *extra_args], capture_output=True, text=True, timeout=1800)
     if r.returncode:
         raise RuntimeError(f"hub/deploy.py failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
     settings = json.loads((PREFIX / "hub.json").read_text())
-    for s in students(n_students):  # a fresh home: no nbgrader cache of an earlier run
-        home = Path(pwd.getpwnam(s).pw_dir)
-        for child in home.iterdir():
-            if child.name not in (".bashrc", ".profile", ".bash_logout"):
-                shutil.rmtree(child) if child.is_dir() else child.unlink()
     if config:
         with open(Path(settings["course"]) / "nbgrader_config.py", "a") as f:
             f.write(config)
     return settings
+
+
+def up(command, n_students, log, timeout=900):
+    """Run ``command`` (``python3 hub/deploy.py up --students students.csv``, as the guide
+    writes it) from the repository root with the test machine's options, free local ports and
+    ``n_students`` students (their CSV in place of students.csv) and wait until the hub and its
+    grading service answer -> (settings with "url", the hub's process). JupyterHub runs in the
+    foreground of that process: stop_hub() stops it (Ctrl-C) and everything it started."""
+    csv = fresh(n_students)
+    ports = {k: free_port() for k in ("port", "hub_port", "proxy_api_port", "service_port")}
+    words = [str(csv) if w == "students.csv" else w for w in command]
+    cmd = [*words, *options(csv, ip="127.0.0.1", **ports)]
+    drop = ("VIRTUAL_ENV", "PYTHONPATH", "PYTEST_", "JUPYTER", "COV_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    out = open(log, "ab")
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    url = f"http://127.0.0.1:{ports['port']}"
+    t0 = time.monotonic()
+    while not answers(f"{url}/hub/health"):
+        if proc.poll() is not None or time.monotonic() - t0 > timeout:
+            stop_hub(proc)
+            raise RuntimeError(f"the hub did not start ({proc.returncode}):\n{tail(log)}")
+        time.sleep(0.5)
+    settings = json.loads((PREFIX / "hub.json").read_text())
+    settings["url"] = url
+    service_ready(settings, timeout=max(60, timeout - (time.monotonic() - t0)))
+    return settings, proc
+
+
+def answers(url):
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return r.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stop_hub(proc, timeout=60):
+    """Ctrl-C to the hub (it stops the users' servers, the grading service and the proxy it
+    started), then end what is left of it and of the test accounts' processes."""
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+    stop(proc)
+    end_account_processes()
+
+
+def end_account_processes():
+    """SIGKILL every process that runs as a test account (a user's server or kernel, the grading
+    service's judges) -> their pids: the accounts are this test bed's own."""
+    uids = set()
+    for name in [INSTRUCTOR, GRADER, *students(99)]:
+        try:
+            uids.add(pwd.getpwnam(name).pw_uid)
+        except KeyError:
+            pass
+    killed = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid in uids:
+                    os.kill(int(entry.name), signal.SIGKILL)
+                    killed.append(int(entry.name))
+            except (FileNotFoundError, ProcessLookupError):
+                pass
+    return killed
 
 
 def as_user(user, cmd, cwd=None, env=None, timeout=300, check=True, **kw):
@@ -116,6 +198,16 @@ def student_nbgrader(settings, student, *args, check=True):
 def instructor_cmd(settings, *cmd, check=True, timeout=600):
     env = {"AUTOGRADER_SECRET_FILE": settings["secret"]}
     return as_user(INSTRUCTOR, cmd, cwd=settings["course"], env=env, check=check, timeout=timeout)
+
+
+def instructor_shell(settings, words, check=True, timeout=600):
+    """``words`` (a command line of the guide) as the instructor types it in a terminal of
+    their JupyterLab: in the course root, the repository's venv first on PATH (``python``,
+    ``nbgrader``) and the grader secret in the environment, as hub/jupyterhub_config.py
+    sets them."""
+    path = f"{Path(settings['repo_venv']) / 'bin'}:/usr/local/bin:/usr/bin:/bin"
+    env = {"AUTOGRADER_SECRET_FILE": settings["secret"], "PATH": path}
+    return as_user(INSTRUCTOR, words, cwd=settings["course"], env=env, check=check, timeout=timeout)
 
 
 def instructor_nbgrader(settings, *args, check=True):

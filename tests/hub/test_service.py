@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from hub import testbed as tb
+from tests.hub import chapter
 from tests.hub import submissions as subs
 
 ATTEMPTS = 4
@@ -68,8 +69,8 @@ def release_nb(hub):
 
 def test_feedback_is_what_the_final_grading_says_renamed_notebooks_included(hub):
     """A mistake and a renamed notebook: each student fetches a page, byte for byte the one
-    the instructor's final grading (collect, the batch command, generate_feedback) writes;
-    the instructor's release_feedback reaches the renamed notebook too."""
+    the instructor's final grading writes (the chapter's commands: collect, the batch command,
+    generate_feedback); the instructor's release_feedback reaches the renamed notebook too."""
     rel = release_nb(hub)
     ts1, secret1, stems1, _ = submit(hub, S1, subs.filled(rel, softmax=subs.NAIVE))
     ts2, secret2, stems2, _ = submit(hub, S2, subs.filled(rel), name="softmax (1).ipynb")
@@ -82,15 +83,13 @@ def test_feedback_is_what_the_final_grading_says_renamed_notebooks_included(hub)
     assert name2 == f"{ts2}/softmax (1).html" and "(이)라는 이름으로 제출되어" in page2
     assert "test_softmax_stable" in page1
 
-    tb.instructor_nbgrader(hub, "collect", "softmax")
-    py = Path(hub["repo_venv"]) / "bin" / "python"
-    tb.instructor_cmd(hub, py, "-m", "autograder", "grade", "softmax", "--jobs", "1", "--quiet")
-    tb.instructor_nbgrader(hub, "generate_feedback", "softmax", "--force")
+    # the chapter's final grading, as written (collect, grade, generate and release feedback,
+    # export), in the instructor's terminal
+    for words in chapter.commands("nbgrader collect softmax"):
+        tb.instructor_shell(hub, words)
     for student, page in ((S1, page1), (S2, page2)):
         final = Path(hub["course"]) / "feedback" / student / "softmax" / "softmax.html"
         assert final.read_text(encoding="utf-8") == page
-
-    tb.instructor_nbgrader(hub, "release_feedback", "softmax")
     renamed = tb.released(hub, secret2, "softmax (1)")
     assert renamed.stat().st_uid == pwd.getpwnam(tb.INSTRUCTOR).pw_uid  # the instructor's copy
     assert renamed.read_text(encoding="utf-8") == page2
