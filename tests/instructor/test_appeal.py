@@ -1,8 +1,8 @@
 """The appeal path reproduces the student's feedback byte for byte.
 
 A few notebooks of the decoding catalogue (tests/mistakes/decoding.py: a mistake shown by a
-counterexample drawn from the run seed, one that only the notebook's own public test catches, and
-the correct notebook) are graded as a course would grade them (`python -m autograder grade`, then
+counterexample drawn from the run seed, beam scores computed in float32, and the correct
+notebook) are graded as a course would grade them (`python -m autograder grade`, then
 `nbgrader generate_feedback`), then appealed with `pytest autograder/checks/decoding.py --notebook
 <submitted notebook>` under the same grader secret, as the instructor guide says. Every test
 cell's verdict and message must be what the autograded notebook holds and what the feedback page
@@ -27,7 +27,8 @@ from tests.support.catalogue import SUITES, source_notebook, with_cell
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 ASSIGNMENT = "decoding"
-# a counterexample from seeded sampling, a failure of the notebook's public test alone
+# a counterexample from seeded sampling, and beam scores in float32 (a scalar printed with all its
+# digits; until 2026-11-28 only the notebook's public test caught it, now the float64 check does)
 APPEALED = ("generate_temperature_after_filters", "beam_log_probs_in_float32")
 
 
@@ -98,7 +99,7 @@ def test_appeal_reproduces_the_feedback_byte_for_byte(course, student, tmp_path)
         assert f"{gid}: {outcome.upper()}" in r.stdout
         for line in message.splitlines():
             assert line.strip() in text, (gid, line)  # the student's page shows it all
-    if student == "beam_log_probs_in_float32":  # only the public test catches it
-        assert any("공개 테스트 셀이 실패" in m for _, _, m in failed)
+    if student == "beam_log_probs_in_float32":  # two scores that differ print differently
+        assert any("로그 확률을 float64 보다 낮은 정밀도" in m for _, _, m in failed)
     if student == "generate_temperature_after_filters":  # numbers drawn from the run seed
         assert any(re.search(r"\d\.\d", m) for _, _, m in failed)
