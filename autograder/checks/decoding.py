@@ -280,7 +280,8 @@ def ngram_misconceptions(logits, ids, n):
 
 def generate_variant(table, idx, max_new_tokens, seed, late, **options):
     """The reference generate with late="temperature" (divided by the temperature after top-k
-    and top-p) or late="penalty" (repetition penalty and n-gram ban after them)."""
+    and top-p), late="penalty" (repetition penalty and n-gram ban after them) or
+    late="top_k" (top-p before top-k)."""
     o = {"temperature": 1.0, "repetition_penalty": 1.0, "no_repeat_ngram_size": 0, **options}
     t, k, p = o["temperature"], o.get("top_k"), o.get("top_p")
     gen = make_generator(seed, idx.device)
@@ -294,8 +295,12 @@ def generate_variant(table, idx, max_new_tokens, seed, late, **options):
             return penalise(z, ids).argmax(dim=-1, keepdim=True)
         z = z if late == "penalty" else penalise(z, ids)
         z = z if late == "temperature" else z / t
+        nucleus = p is not None and p < 1
+        if late == "top_k":
+            z = ref.top_p_filter(z, p) if nucleus else z
         z = ref.top_k_filter(z, k) if k else z
-        z = ref.top_p_filter(z, p) if p is not None and p < 1 else z
+        if late != "top_k":
+            z = ref.top_p_filter(z, p) if nucleus else z
         z = penalise(z, ids) if late == "penalty" else z
         z = z / t if late == "temperature" else z
         return torch.multinomial(torch.softmax(z, dim=-1), 1, generator=gen)
@@ -305,6 +310,9 @@ def generate_variant(table, idx, max_new_tokens, seed, late, **options):
 
 
 def generate_misconceptions(table, idx, max_new_tokens, seed, **options):
+    """Where inputs give two of these the same tokens, the first named is the one the earlier
+    cases of test_generate do not rule out (top-p before top-k needs both filters, which only
+    the last cases use; dividing late by the temperature shows on the second case already)."""
     t = options.get("temperature", 1.0)
     filters = bool(options.get("top_k")) or options.get("top_p", 1.0) not in (None, 1.0)
     penalises = (
@@ -312,6 +320,11 @@ def generate_misconceptions(table, idx, max_new_tokens, seed, **options):
     )
     args = (table, idx, max_new_tokens, seed)
     return {
+        "top-p 필터를 top-k 필터보다 먼저 적용했습니다. top-k → top-p 순서로 적용하세요": lambda: (
+            generate_variant(*args, "top_k", **options)
+            if options.get("top_k") and options.get("top_p", 1.0) not in (None, 1.0)
+            else None
+        ),
         "top-k/top-p 필터를 적용한 뒤에 온도(temperature)로 나누었습니다. 온도가 분포를 바꾸므로 "
         "온도로 먼저 나눈 뒤 필터를 적용하세요": lambda: (
             generate_variant(*args, "temperature", **options)

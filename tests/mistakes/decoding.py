@@ -1260,8 +1260,60 @@ MISTAKES += [
 ]
 
 # Missed on first contact with the blind sample of 2026-11-28 (tests/mistakes/BLIND.md),
-# caught by the cases added for them the same day.
+# caught by the cases added for them the same day; and generate_top_p_before_top_k, caught but
+# named as "divided by the temperature late" (the one misleading feedback of
+# tests/mistakes/REVIEW.md), now named by a misconception of its own.
 MISTAKES += [
+    {
+        "name": "generate_top_p_before_top_k",
+        "kind": "logic",
+        "cell": "generate",
+        "source": r'''
+def generate(
+    table,
+    idx,
+    max_new_tokens,
+    seed,
+    temperature=1.0,
+    top_k=None,
+    top_p=None,
+    repetition_penalty=1.0,
+    no_repeat_ngram_size=0,
+    eos_id=None,
+):
+    """Seeded sampling with TableLM(table). idx (B, T) long -> (B, T + n), n <= max_new_tokens.
+
+    Per step: repetition penalty, n-gram ban, temperature, top-k, top-p, softmax, then one
+    torch.multinomial call on the generator make_generator(seed, idx.device).
+    """
+    model = TableLM(table)
+    gen = make_generator(seed, idx.device)
+    ids = idx
+    finished = torch.zeros(idx.shape[0], dtype=torch.bool, device=idx.device)
+    for _ in range(max_new_tokens):
+        logits = model(ids)[:, -1, :]
+        logits = apply_repetition_penalty(logits, ids, repetition_penalty)
+        logits = no_repeat_ngram_ban(logits, ids, no_repeat_ngram_size)
+        if temperature == 0:
+            nxt = logits.argmax(dim=-1, keepdim=True)
+        else:
+            logits = logits / temperature
+            if top_p is not None and top_p < 1:
+                logits = top_p_filter(logits, top_p)
+            if top_k is not None and top_k != 0:
+                logits = top_k_filter(logits, top_k)
+            nxt = torch.multinomial(torch.softmax(logits, dim=-1), num_samples=1, generator=gen)
+        if eos_id is not None:
+            nxt = nxt.masked_fill(finished[:, None], eos_id)
+            finished = finished | (nxt[:, 0] == eos_id)
+        ids = torch.cat([ids, nxt], dim=1)
+        if eos_id is not None and bool(finished.all()):
+            break
+    return ids
+''',
+        "fails": ["test_generate"],
+        "says": "top-p 필터를 top-k 필터보다 먼저",
+    },
     {
         "name": "generate_zero_temperature_as_tiny_temperature",
         "kind": "randomness",
