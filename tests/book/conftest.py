@@ -10,7 +10,6 @@ import functools
 import http.server
 import os
 import re
-import shutil
 import socketserver
 import subprocess
 import sys
@@ -19,6 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from tests.support.browser import headless_chromium
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
@@ -67,17 +68,7 @@ def server(built_book):
 
 @pytest.fixture(scope="session")
 def browser():
-    webdriver = pytest.importorskip("selenium.webdriver")
-    chromium = shutil.which("chromium")
-    driver_path = shutil.which("chromedriver")
-    assert chromium and driver_path, "run `make sysdeps` (chromium + chromium-driver)"
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
-        opts.add_argument(arg)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(options=opts, service=webdriver.ChromeService(driver_path))
-    drv.set_page_load_timeout(60)
+    drv = headless_chromium(console_log=True)
     drv.set_script_timeout(60)
     yield drv
     drv.quit()
