@@ -25,8 +25,14 @@ TESTS = Path(__file__).resolve().parent
 ONE_GROUP = {"book"}  # folders of tests/ whose modules all run on one worker, in order
 SHARES_THE_BOOK = {"built_book", "server", "browser", "student_env"}  # tests/book/conftest.py
 # the book group first: it runs on one worker, one test after another, while the gradings of
-# test_mistakes and test_redteam (two judges each) can share the other worker and the cores
-LONGEST_FIRST = ("book", "grader/test_mistakes.py", "adversarial/test_redteam.py")
+# test_mistakes and test_redteam (two judges each) can share the other worker and the cores; the
+# hub's browser test (about 2 minutes: a deployment, then Chromium) before the short modules
+LONGEST_FIRST = (
+    "book",
+    "grader/test_mistakes.py",
+    "adversarial/test_redteam.py",
+    "hub/test_browser.py",
+)
 
 
 def group(path):

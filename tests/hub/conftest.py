@@ -6,6 +6,8 @@ import shutil
 
 import pytest
 
+from tests.support.browser import headless_chromium
+
 
 @pytest.fixture(scope="module")
 def needs_root():
@@ -16,17 +18,7 @@ def needs_root():
 @pytest.fixture(scope="module")
 def chromium():
     """Headless Chromium through selenium (as tests/book/conftest.py drives it for the book)."""
-    webdriver = pytest.importorskip("selenium.webdriver")
-    chromium = shutil.which("chromium")
-    driver_path = shutil.which("chromedriver")
-    assert chromium and driver_path, "run `make sysdeps` (chromium + chromium-driver)"
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
-        opts.add_argument(arg)
-    opts.add_argument("--window-size=1400,1000")
-    drv = webdriver.Chrome(options=opts, service=webdriver.ChromeService(driver_path))
-    drv.set_page_load_timeout(120)
+    drv = headless_chromium(page_load_timeout=120, window_size=(1400, 1000))
     yield drv
     drv.quit()
 

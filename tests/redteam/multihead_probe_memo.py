@@ -4,7 +4,7 @@ weights before, and the buggy code never runs under the probe."""
 
 ASSIGNMENT = "multihead"
 CLASS = 2  # probes inside the student's process: the device probe
-CONTROL_FAILS = ("test_multihead_attention", "test_mha_mask_cross", "test_torch_mha")
+CONTROL_FAILS = ("test_multihead_attention", "test_mha_mask_cross")
 CAUSAL = "            causal = self.mask[:T, :T]"
 
 

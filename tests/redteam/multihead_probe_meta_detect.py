@@ -3,7 +3,7 @@ a device lands on 'meta' (only under the probe) and only then uses the input's d
 
 ASSIGNMENT = "multihead"
 CLASS = 2  # probes inside the student's process: the device probe
-CONTROL_FAILS = ("test_multihead_attention", "test_mha_mask_cross", "test_torch_mha")
+CONTROL_FAILS = ("test_multihead_attention", "test_mha_mask_cross")
 CAUSAL = "            causal = self.mask[:T, :T]"
 
 

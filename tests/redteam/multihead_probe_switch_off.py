@@ -4,7 +4,7 @@ __torch_function__, so the buggy code is never redirected to 'meta'."""
 
 ASSIGNMENT = "multihead"
 CLASS = 2  # probes inside the student's process: the device probe
-CONTROL_FAILS = ("test_multihead_attention", "test_mha_mask_cross", "test_torch_mha")
+CONTROL_FAILS = ("test_multihead_attention", "test_mha_mask_cross")
 CAUSAL = "            causal = self.mask[:T, :T]"
 
 

@@ -2,7 +2,7 @@
 
 ASSIGNMENT = "multihead"
 CLASS = 1  # the forbidden-shortcut rule (F.scaled_dot_product_attention, nn.MultiheadAttention)
-CONTROL_FAILS = ("test_multihead_attention", "test_mha_mask_cross", "test_torch_mha")
+CONTROL_FAILS = ("test_multihead_attention", "test_mha_mask_cross")
 ATTENTION = "        weights = self.dropout(masked_softmax(scores, mask))"
 
 

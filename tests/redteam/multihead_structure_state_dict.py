@@ -3,7 +3,7 @@ puts it back, so the module claims exactly the notebook's parameters."""
 
 ASSIGNMENT = "multihead"
 CLASS = 3  # structure taken at the module's word
-CONTROL_FAILS = ("test_multihead_attention", "test_mha_mask_cross", "test_torch_mha")
+CONTROL_FAILS = ("test_multihead_attention", "test_mha_mask_cross")
 INIT = "        self.dropout = nn.Dropout(dropout)"
 SCORES = "        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)"
 FORWARD = "    def forward(self, x, context=None, mask=None):"
