@@ -105,7 +105,8 @@ class Grading:
         self.cells = cells
         self.labels = None if cells is None else [cell_label(src) for src in cells]
         # the student's own cells: a runtime error is located in them, never in a given cell
-        self.editable = None if cells is None else [src in set(solutions) for src in cells]
+        own = set(solutions)
+        self.editable = None if cells is None else [src in own for src in cells]
         self.code = None if cells is None else [wire_code(i, src) for i, src in enumerate(cells)]
         self.facts = CodeFacts(solutions)
         self.run_seed = run_seed
