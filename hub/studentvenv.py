@@ -34,29 +34,30 @@ REQUIREMENTS = HERE / "requirements-hub.txt"
 LOCK = HERE / "requirements-students.lock"
 
 
-def build(venv, requirements=REQUIREMENTS, donor=None, lock=LOCK, log=print):
+def build(venv, requirements=REQUIREMENTS, donor=None, lock=LOCK, log=print, env=None):
     """Create ``venv`` (a new folder) with ``requirements`` installed at the versions of
     ``lock`` (when it was made from these requirements for this Python); ``donor``: the venv
     whose identical distributions are linked rather than installed (None: pip installs
-    everything). -> {"linked": [names], "installed": [names], "locked": bool}."""
+    everything); ``env``: the environment of the commands run (None: this process's).
+    -> {"linked": [names], "installed": [names], "locked": bool}."""
     venv = Path(venv).resolve()
     py = venv / "bin" / "python"
     pip = [py, "-m", "pip", "--disable-pip-version-check"]
     if donor is None or not same_python(sys.executable, Path(donor) / "bin" / "python"):
-        run([sys.executable, "-m", "venv", venv], log)
-        run([*pip, "install", "-q", "-r", requirements], log)
+        run([sys.executable, "-m", "venv", venv], log, env)
+        run([*pip, "install", "-q", "-r", requirements], log, env)
         return {"linked": [], "installed": ["-r " + str(requirements)], "locked": False}
-    run([sys.executable, "-m", "venv", "--without-pip", venv], log)
+    run([sys.executable, "-m", "venv", "--without-pip", venv], log, env)
     donor = Path(donor).resolve()
     site, donor_site = site_packages(py), site_packages(donor / "bin" / "python")
     have = installed(donor_site)
     # the venv's own pip: the donor's (the one `python -m venv` would have put there)
     if not (have.get("pip") and place(have["pip"][1], donor_site, site, donor, venv)):
-        run([py, "-m", "ensurepip", "--default-pip"], log)
+        run([py, "-m", "ensurepip", "--default-pip"], log, env)
     wanted = read_lock(lock, requirements, py) if lock else None
     locked = wanted is not None
     if not locked:
-        wanted = resolve(pip, requirements, log)
+        wanted = resolve(pip, requirements, log, env)
     present = installed(site)
     linked, rest = [], []
     for name, (version, requested) in sorted(wanted.items()):
@@ -72,14 +73,14 @@ def build(venv, requirements=REQUIREMENTS, donor=None, lock=LOCK, log=print):
         else:
             rest.append(f"{name}=={version}")
     if rest:
-        run([*pip, "install", "-q", "--no-deps", *rest], log)
-    run([*pip, "check"], log)
+        run([*pip, "install", "-q", "--no-deps", *rest], log, env)
+    run([*pip, "check"], log, env)
     return {"linked": linked, "installed": [r.split("==")[0] for r in rest], "locked": locked}
 
 
-def run(cmd, log):
+def run(cmd, log, env=None):
     log("+ " + " ".join(str(c) for c in cmd))
-    subprocess.run([str(c) for c in cmd], check=True)
+    subprocess.run([str(c) for c in cmd], check=True, env=env)
 
 
 def same_python(a, b):
@@ -99,13 +100,13 @@ def canonical(name):
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def resolve(pip, requirements, log):
+def resolve(pip, requirements, log, env=None):
     """{name: (version, requested)} of what ``pip install -r requirements`` installs into an
     empty venv (pip's installation report of a dry run)."""
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         cmd = [*pip, "install", "-q", "--dry-run", "--ignore-installed", "--report", report]
-        run([*cmd, "-r", requirements], log)
+        run([*cmd, "-r", requirements], log, env)
         data = json.loads(report.read_text())
     return {
         canonical(item["metadata"]["name"]): (item["metadata"]["version"], item.get("requested"))
@@ -137,16 +138,27 @@ def fingerprint(requirements, py):
 
 def write_lock(lock, requirements, py, wanted):
     digest, python = fingerprint(requirements, py)
+    req, out = (_shown(p) for p in (requirements, lock))
+    command = (
+        "lock" if (Path(requirements), Path(lock)) == (REQUIREMENTS, LOCK) else f"lock {req} {out}"
+    )
     lines = [
-        "# The students' venv on the hub: every distribution pip resolves for",
-        "# hub/requirements-hub.txt, at its exact version (hub/studentvenv.py builds from it).",
-        "# Written by `python3 hub/studentvenv.py lock`; rerun it when a requirement changes.",
+        f"# Every distribution pip resolves for {req} in a new venv, at its exact",
+        "# version (hub/studentvenv.py builds a venv from it).",
+        f"# Written by `python3 hub/studentvenv.py {command}`;",
+        "# rerun it when a requirement changes.",
         f"# requirements: {digest}",
         f"# python: {python}",
     ]
     for name, (version, requested) in sorted(wanted.items()):
         lines.append(f"{name}=={version}" + ("  # requested" if requested else ""))
     Path(lock).write_text("\n".join(lines) + "\n")
+
+
+def _shown(path):
+    """``path`` relative to the repository when it lies inside it."""
+    path = Path(path).resolve()
+    return str(path.relative_to(HERE.parent)) if path.is_relative_to(HERE.parent) else str(path)
 
 
 def read_lock(lock, requirements, py):
@@ -244,19 +256,23 @@ def mark_requested(info, requested):
 
 
 def main(argv=None):
-    """``python3 hub/studentvenv.py lock``: resolve hub/requirements-hub.txt in a new venv and
-    write hub/requirements-students.lock."""
+    """``python3 hub/studentvenv.py lock [REQUIREMENTS LOCK]``: resolve REQUIREMENTS (default
+    hub/requirements-hub.txt) in a new venv and write LOCK (default
+    hub/requirements-students.lock)."""
     args = sys.argv[1:] if argv is None else argv
-    if args != ["lock"]:
-        sys.exit("usage: python3 hub/studentvenv.py lock")
+    if not args or args[0] != "lock" or len(args) not in (1, 3):
+        sys.exit("usage: python3 hub/studentvenv.py lock [REQUIREMENTS LOCK]")
+    requirements, lock = (
+        (Path(a).resolve() for a in args[1:]) if len(args) == 3 else (REQUIREMENTS, LOCK)
+    )
     with tempfile.TemporaryDirectory() as tmp:
         venv = Path(tmp) / "venv"
-        run([sys.executable, "-m", "venv", venv], print)  # the pip a deployment's venv has
+        run([sys.executable, "-m", "venv", venv], print)  # the pip a new venv has
         py = venv / "bin" / "python"
         pip = [py, "-m", "pip", "--disable-pip-version-check"]
-        wanted = resolve(pip, REQUIREMENTS, print)
-        write_lock(LOCK, REQUIREMENTS, py, wanted)
-    print(f"{LOCK}: {len(wanted)} distributions")
+        wanted = resolve(pip, requirements, print)
+        write_lock(lock, requirements, py, wanted)
+    print(f"{lock}: {len(wanted)} distributions")
 
 
 if __name__ == "__main__":

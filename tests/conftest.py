@@ -2,16 +2,18 @@
 
 tests/<folder>/test_*.py: solutions/ (the reference code against PyTorch), grader/ (the engine,
 its verdicts, the mistakes catalogue, the assignments), adversarial/ (the red team), book/ (the
-built book, its pages and figures, the release bundle, the student's environment), book_code/ (the
-book's helper code and its page code, without the built book), instructor/ (the
-instructor's path: batch grading, class report, cluster, the guide), repo/ (the code base as a
-whole). Code the modules share lives in tests/support/ (a module never imports a test module),
-fixtures in the conftest.py of the folder that uses them.
+built book, its pages and figures, the release bundle), book_code/ (the book's helper code and its
+page code, without the built book), student/ (the student's environment: the assignments and the
+chapter notebooks run there), instructor/ (the instructor's path: batch grading, class report,
+cluster, the guide), hub/ (the course on JupyterHub), repo/ (the code base as a whole). Code the
+modules share lives in tests/support/ (a module never imports a test module), fixtures in the
+conftest.py of the folder that uses them.
 
 The tests of one module stay on one worker (its module fixtures: an engine, a graded class, a
-PostgreSQL server). Every module of a folder in ONE_GROUP shares one worker: tests/book/ builds
-and reads _build/ and shares the session fixtures of tests/book/conftest.py (SHARES_THE_BOOK;
-two workers would build the book into one folder at once). The longest groups start first.
+PostgreSQL server). Every module of a folder in ONE_GROUP shares one worker, for the session
+fixtures of that folder's conftest.py (SHARED_FIXTURES): tests/book/ builds and reads _build/
+(two workers would build the book into one folder at once), tests/student/ builds one student
+venv. The longest groups start first.
 xdist's own --dist loadgroup no longer sees xdist_group marks under pytest 9.2
 (pytest-dev/pytest-xdist#1386: it still writes the node id's old field), so the scheduler below
 groups by path itself.
@@ -22,8 +24,10 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).resolve().parent
-ONE_GROUP = {"book"}  # folders of tests/ whose modules all run on one worker, in order
-SHARES_THE_BOOK = {"built_book", "server", "browser", "student_env"}  # tests/book/conftest.py
+# folders of tests/ whose modules all run on one worker, in order: the session fixtures of their
+# conftest.py, which a module elsewhere may not use
+SHARED_FIXTURES = {"book": {"built_book", "server", "browser"}, "student": {"student_env"}}
+ONE_GROUP = set(SHARED_FIXTURES)
 # the book group first: it runs on one worker, one test after another, while the gradings of
 # test_mistakes and test_redteam (two judges each) can share the other worker and the cores; the
 # hub's browser test (about 2 minutes: a deployment, then Chromium) before the short modules
@@ -62,14 +66,18 @@ def pytest_collection_modifyitems(config, items):
     if missing:
         raise pytest.UsageError(f"tests/conftest.py: LONGEST_FIRST names no test of {missing}")
     strays = {
-        group(item.path)
+        (group(item.path), folder)
         for item in items
-        if SHARES_THE_BOOK & set(item.fixturenames) and group(item.path) != "book"
+        for folder, names in SHARED_FIXTURES.items()
+        if names & set(item.fixturenames) and group(item.path) != folder
     }
     if strays:
         raise pytest.UsageError(
-            f"{sorted(strays)} use the built book or the student venv ({sorted(SHARES_THE_BOOK)}):"
-            " move them into tests/book/, whose modules share one worker"
+            "; ".join(
+                f"{g} uses a session fixture of tests/{f}/ ({sorted(SHARED_FIXTURES[f])}):"
+                f" move it into tests/{f}/, whose modules share one worker"
+                for g, f in sorted(strays)
+            )
         )
     rank = {name: n for n, name in enumerate(LONGEST_FIRST)}
     # stable: the order within a group is kept

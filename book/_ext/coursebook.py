@@ -23,7 +23,7 @@
    modules that the chapters import (book/<module>.py) and book/matplotlibrc, and zipped whole
    into chapters.zip; each chapter page links its notebook and the zip under its title. Students
    run the notebooks from that folder with requirements-student.txt only
-   (tests/book/test_chapter_notebooks.py).
+   (tests/student/test_chapter_notebooks.py).
 """
 
 import ast

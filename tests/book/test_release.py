@@ -10,7 +10,7 @@ bundle may hold a marker. The book itself is built once per session (the built_b
 `make book` and `make release` build it) and scanned (test_built_book_holds_no_answers) for every
 line that only a solution region, a hidden-test region, a check module or solutions/ has: what the
 book build could carry into the bundle is caught there. The bundle's chapter notebooks are run by a
-student environment in tests/book/test_chapter_notebooks.py.
+student environment in tests/student/test_chapter_notebooks.py.
 """
 
 import json
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.book import release
+from tests.support.book import coursebook, release
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -176,6 +176,19 @@ def test_built_book_holds_no_answers():
     if (bundle / "index.html").is_file():
         found += release.leaks(bundle)
     assert not found, found
+
+
+def test_built_book_links_every_chapter_notebook():
+    """The book `make book` built here links each chapter's notebook, which sits in chapters/."""
+    html = ROOT / "_build" / "html"
+    if not (html / "index.html").is_file():
+        pytest.skip("the book is not built (make book)")
+    for stem in (p.stem for p in coursebook.chapter_pages(ROOT)):
+        page = (html / "book" / f"{stem}.html").read_text(encoding="utf-8")
+        if 'class="chapter-notebook"' not in page:
+            pytest.skip("the built book predates the chapter notebooks (make book)")
+        assert f'href="../chapters/{stem}.ipynb"' in page, stem
+        assert (html / "chapters" / f"{stem}.ipynb").is_file(), stem
 
 
 INSTRUCTOR_ONLY = ["solutions/", "autograder/", "autograder.checks", "exercises/", "checks/"]
