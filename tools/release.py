@@ -3,15 +3,16 @@
     python tools/release.py notebooks [ASSIGNMENT ...]  # stale exercises/release/<a>/<a>.ipynb
     python tools/release.py bundle                      # _build/release/: _build/html + nbgrader
 
-`notebooks` generates the student release notebooks with `nbgrader generate_assignment`, each
-assignment in its own temporary copy of the course root (its own gradebook: the course's
-gradebook.db is never touched), as many at once as there are CPUs;
-an assignment is regenerated only when its source notebook or nbgrader_config.py is newer than its
-release notebook. The book links these notebooks (book/_ext/coursebook.py copies them into the
-HTML as notebooks/<a>/<a>.ipynb).
+`notebooks` generates the student release notebooks with nbgrader's generate_assignment (its
+API, the code the command runs, all assignments in one Python process that imports nbgrader
+once), each assignment in its own temporary copy of the course root (its own gradebook: the
+course's gradebook.db is never touched); an assignment is regenerated only when its source
+notebook or nbgrader_config.py is newer than its release notebook. The book links these
+notebooks (book/_ext/coursebook.py copies them into the HTML as notebooks/<a>/<a>.ipynb).
 
 `bundle` writes _build/release/: a copy of the built HTML book whose notebooks/ folder holds
-release notebooks generated afresh by nbgrader from the current sources, so the chapters' download
+the release notebooks of exercises/release/ (the stale ones generated again first, as `notebooks`
+does, so each is nbgrader's output for the current source), so the chapters' download
 links (../notebooks/<a>/<a>.ipynb) work offline, and whose chapters/ folder (and chapters.zip)
 holds every chapter page as a notebook with the answer-free helper modules it imports, written
 afresh by book/_ext/coursebook.py (write_chapters); students run those notebooks from that folder
@@ -34,7 +35,6 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,42 +56,57 @@ def assignments(root=ROOT):
     return sorted(p.name for p in source.iterdir() if (p / f"{p.name}.ipynb").is_file())
 
 
-def generate(names, out, root=ROOT, jobs=None):
-    """Release notebooks of ``names`` made by `nbgrader generate_assignment`, each in its own
-    temporary course root (its own gradebook) copied from exercises/, ``jobs`` at a time (default:
-    the number of CPUs); written to ``out/<a>/<a>.ipynb``."""
-    course = Path(root) / "exercises"
-    bindir = Path(sys.executable).parent
-    nbgrader = shutil.which("nbgrader", path=str(bindir)) or shutil.which("nbgrader")
-    if nbgrader is None:
-        raise RuntimeError("nbgrader not found: run `make venv`")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
+# nbgrader's generate_assignment through its API (nbgrader.apps.api, what the command and the
+# formgrader run), for each (course root, assignment) of argv in turn, in one process: the
+# course's nbgrader_config.py read from that root, its gradebook in that root
+GENERATE = r"""
+import sys
+from nbgrader.apps.api import NbGraderAPI
+from nbgrader.coursedir import CourseDirectory
+from traitlets.config.loader import PyFileConfigLoader
 
-    def one(name):
-        with tempfile.TemporaryDirectory() as tmp:
-            tmp = Path(tmp)
-            shutil.copy2(course / "nbgrader_config.py", tmp)
+args = sys.argv[1:]
+for root, name in zip(args[::2], args[1::2]):
+    config = PyFileConfigLoader("nbgrader_config.py", path=root).load_config()
+    config.CourseDirectory.root = root
+    config.CourseDirectory.db_url = f"sqlite:///{root}/gradebook.db"
+    api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    result = api.generate_assignment(name, force=True)
+    if not result["success"]:
+        sys.exit(f"generate_assignment {name}: {result.get('error')}\n{result.get('log', '')}")
+"""
+
+
+def generate(names, out, root=ROOT):
+    """Release notebooks of ``names`` made by nbgrader's generate_assignment, each in its own
+    temporary course root (its own gradebook) copied from exercises/, all in one process;
+    written to ``out/<a>/<a>.ipynb``."""
+    course = Path(root) / "exercises"
+    names = list(names)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    with tempfile.TemporaryDirectory() as tmp:
+        args = []
+        for name in names:
+            course_root = Path(tmp) / name
+            course_root.mkdir()
+            shutil.copy2(course / "nbgrader_config.py", course_root)
             shutil.copytree(
                 course / "source" / name,
-                tmp / "source" / name,
+                course_root / "source" / name,
                 ignore=shutil.ignore_patterns(".ipynb_checkpoints"),
             )
-            cmd = [nbgrader, "generate_assignment", name, "--force"]
-            cmd.append(f"--db=sqlite:///{tmp}/gradebook.db")
-            proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
-            made = tmp / "release" / name / f"{name}.ipynb"
-            if proc.returncode != 0 or not made.is_file():
-                raise RuntimeError(
-                    f"nbgrader generate_assignment {name} failed:\n{proc.stderr[-3000:]}"
-                )
+            args += [str(course_root), name]
+        cmd = [sys.executable, "-c", GENERATE, *args]
+        proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"nbgrader generate_assignment failed:\n{proc.stderr[-3000:]}")
+        for name in names:
+            made = Path(tmp) / name / "release" / name / f"{name}.ipynb"
+            if not made.is_file():
+                raise RuntimeError(f"nbgrader generate_assignment {name} wrote no {made.name}")
             dst = Path(out) / name / made.name
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(made, dst)
-
-    names = list(names)
-    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-        list(pool.map(one, names))
     return names
 
 
@@ -108,6 +123,16 @@ def stale(root=ROOT, out=None):
         if not dst.is_file() or dst.stat().st_mtime < max(src.stat().st_mtime, config_time):
             names.append(name)
     return names
+
+
+def release_notebooks(root=ROOT):
+    """exercises/release/, with every assignment's release notebook current (`make notebooks`:
+    the stale ones are generated first)."""
+    out = Path(root) / "exercises" / "release"
+    names = stale(root, out)
+    if names:
+        generate(names, out, root=root)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,7 +293,7 @@ def instructor_imports(folder):
 
 
 def build_bundle(html_dir, out, root=ROOT):
-    """_build/release/: the built book plus freshly generated release notebooks in notebooks/."""
+    """_build/release/: the built book plus the current release notebooks in notebooks/."""
     html_dir, out = Path(html_dir), Path(out)
     if not (html_dir / "index.html").is_file():
         raise RuntimeError(f"{html_dir} holds no built book: run `make book` first")
@@ -276,8 +301,10 @@ def build_bundle(html_dir, out, root=ROOT):
         shutil.rmtree(out)
     shutil.copytree(html_dir, out, ignore=shutil.ignore_patterns(".buildinfo", ".doctrees"))
     shutil.rmtree(out / "notebooks", ignore_errors=True)
-    generate(assignments(root), out / "notebooks", root=root)
+    made = release_notebooks(root)
     for name in assignments(root):
+        (out / "notebooks" / name).mkdir(parents=True)
+        shutil.copyfile(made / name / f"{name}.ipynb", out / "notebooks" / name / f"{name}.ipynb")
         write_student_config(out / "notebooks" / name)
     write_chapters(out, root=root)
     return out
