@@ -30,6 +30,7 @@ without_iri_checker()  # now, before nbformat (imported below) imports jsonschem
 import contextlib
 import copy
 import datetime
+import functools
 import glob
 import json
 import os
@@ -38,7 +39,7 @@ import types
 
 from nbformat import validator
 from nbformat.v4 import nbjson, rwbase
-from nbgrader import utils
+from nbgrader import api, utils
 from nbgrader.api import Comment, Grade, Gradebook, MissingEntry
 from nbgrader.converters import base as nbgrader_base
 from nbgrader.converters.autograde import Autograde
@@ -100,6 +101,26 @@ def alembic_on_path():
         os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
 
 
+@functools.cache
+def alembic_head():
+    """nbgrader.api.get_alembic_version, read in this process.
+
+    Reason: nbgrader writes the head revision of its migration scripts into every new gradebook
+    and finds it by running the ``alembic heads`` command: a new interpreter importing alembic,
+    about 1 s of CPU on an idle machine and several seconds under load, for every
+    `generate_assignment` in a fresh course root (tools/release.py: one per assignment) and every
+    new course. The same scripts read here give the same revision. Upstream: not reported.
+    """
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option(
+        "script_location", os.path.join(os.path.dirname(api.__file__), "alembic")
+    )
+    return ScriptDirectory.from_config(config).get_current_head()
+
+
 def every_notebook(self, assignment_id, student_id):
     """Autograde.init_assignment that autogrades every notebook of the assignment, whatever
     the files in the submission folder are called.
@@ -148,7 +169,8 @@ def apply():
     Autograde.init_assignment = every_notebook
     Autograde.init_notebooks = every_submission
     nbgrader_base.find_all_files = regular_files
-    alembic_on_path()
+    api.get_alembic_version = alembic_head
+    alembic_on_path()  # `nbgrader db upgrade` still runs the command
 
 
 @contextlib.contextmanager

@@ -839,6 +839,28 @@ def scores(db):
 
 
 @pytest.mark.slow
+def test_a_new_gradebook_records_the_revision_alembic_heads_prints(tmp_path, monkeypatch):
+    """fixes.alembic_head (nbgrader's get_alembic_version without a subprocess): a new gradebook
+    records the head revision the ``alembic heads`` command reads from nbgrader's scripts."""
+    import nbgrader.api as api
+    from sqlalchemy import create_engine, text
+
+    from autograder.nbgrader import fixes
+
+    ini = tmp_path / "alembic.ini"
+    scripts = Path(api.__file__).parent / "alembic"
+    ini.write_text(f"[alembic]\nscript_location = {scripts}\n")
+    out = subprocess.run(
+        [str(BIN / "alembic"), "-c", str(ini), "heads"], capture_output=True, text=True, check=True
+    )
+    monkeypatch.setattr(api, "get_alembic_version", fixes.alembic_head)
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    api.Gradebook(url).close()
+    with create_engine(url).connect() as db:
+        recorded = db.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
+    assert out.stdout.split() == [recorded, "(head)"]
+
+
 def test_nbgrader_round_trip(tmp_path):
     """generate_assignment -> batch CLI (parallel) -> re-run -> stock `nbgrader autograde` ->
     generate_feedback -> export, on correct, wrong, blank, broken, tampered and hanging
