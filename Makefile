@@ -39,19 +39,18 @@ book: $(STAMP) sysdeps notebooks
 # from running again) with the release notebooks in notebooks/ (generated afresh by nbgrader) and
 # every chapter as a notebook in chapters/ (+ chapters.zip) beside the answer-free helpers it
 # imports, scanned for answers and hidden checks (tools/release.py; tests/book/test_release.py runs
-# this target, tests/book/test_chapter_notebooks.py runs the chapter notebooks in a student venv).
+# this target, tests/student/test_chapter_notebooks.py runs the chapter notebooks in a student venv).
 release: $(STAMP) sysdeps notebooks
 	rm -rf _build/html
 	$(VENV)/bin/jupyter-book build . --warningiserror --keep-going
 	$(PY) tools/release.py bundle
 
-# The hidden checks against the reference solutions (in-process, through the wire encoding),
-# then the whole test suite (tests/book/test_book.py builds the book, which links the release
-# notebooks) on two workers: tests/conftest.py's scheduler keeps each module, and the whole of
-# tests/book/ (it shares the built book), on one worker and starts the longest groups first
-# (--no-loadscope-reorder).
+# The whole test suite on two workers (tests/grader/test_reference.py runs the hidden checks
+# against the reference solutions, tests/book/test_book.py builds the book, which links the
+# release notebooks): tests/conftest.py's scheduler keeps each module, the whole of tests/book/
+# (it shares the built book) and the whole of tests/student/ (one student venv) on one worker
+# each and starts the longest groups first (--no-loadscope-reorder).
 test: $(STAMP) sysdeps notebooks
-	$(PY) -m pytest autograder/checks --reference -q -p no:cacheprovider
 	$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder --durations=25
 
 # The course on JupyterHub (hub/, autograder/service/, docs/jupyterhub.md): all of tests/hub. As

@@ -2,7 +2,8 @@
 and the whole nbgrader cycle (generate, batch command, stock autograde).
 
 The checks themselves are proved against the reference by ``pytest autograder/checks
---reference`` (run by `make test`) and against wrong solutions by tests/grader/test_mistakes.py.
+--reference`` (tests/grader/test_reference.py) and against wrong solutions by
+tests/grader/test_mistakes.py.
 """
 
 import ast
