@@ -3,7 +3,7 @@
     sudo .venv/bin/python -m bench.hub_latency [--single 7] [--burst 30] [--within 10]
 
 Deploys the course on this machine (hub/testbed.py: test accounts, the students' venv in
-_build/hub-test), opens ``softmax`` for instant feedback and starts the grading service as its
+/var/tmp/agt-hub), opens ``softmax`` for instant feedback and starts the grading service as its
 own user with one judge per core. Then:
 
 - single: ``--single`` submissions, one at a time on an idle service;

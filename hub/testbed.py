@@ -1,8 +1,9 @@
 """A deployment of the course on this machine for tests and benchmarks (root only).
 
-Into ``<repo>/_build/hub-test`` (the students' venv and the proxy are kept between runs; course,
-exchange, service state and hub are made afresh), with accounts of its own (``agt-`` names, homes
-under /tmp/agt-homes), so nothing of a real deployment on the same machine is touched:
+Into /var/tmp/agt-hub, outside the repository, which a deployment closes to students (the students'
+venv and the proxy are kept between runs; course, exchange, service state and hub are made
+afresh), with accounts of its own (``agt-`` names, homes under /tmp/agt-homes), so nothing of a
+real deployment on the same machine is touched:
 ``deploy()`` runs ``hub/deploy.py install``; ``up()`` runs the guide's ``hub/deploy.py up`` command
 with the same options and free local ports and waits for the hub and its grading service. The
 helpers act as those accounts do: students run nbgrader from the students' venv in their homes,
@@ -20,7 +21,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PREFIX = REPO / "_build" / "hub-test"
+PREFIX = Path("/var/tmp/agt-hub")
 HOMES = Path("/tmp/agt-homes")
 INSTRUCTOR, GRADER = "agt-teacher", "agt-grader"
 STUDENTS_GROUP, STAFF_GROUP = "agt-students", "agt-staff"
@@ -32,11 +33,14 @@ def students(n):
     return [f"agt-s{i:02d}" for i in range(1, n + 1)]
 
 
-def options(csv, **ports):
+def options(csv, protect=False, **ports):
     """hub/deploy.py's options for a test machine: the test prefix and accounts, the students of
-    ``csv``, the repository left readable (the prefix is inside it), this Python's venv; ``ports``
-    (port=, hub_port=, ...) as --port, --hub-port, ..."""
-    out = ["--prefix", PREFIX, "--no-protect-repo", "--instructor", INSTRUCTOR]
+    ``csv``, this Python's venv, the repository left readable unless ``protect`` (the deployment's
+    default: group staff, 0750; only a test that runs alone asks for it, since it closes the
+    working tree that other tests' sandboxes may read); ``ports`` (port=, hub_port=, ...) as
+    --port, --hub-port, ..."""
+    out = ["--prefix", PREFIX, "--instructor", INSTRUCTOR]
+    out += [] if protect else ["--no-protect-repo"]
     out += ["--instructor-password", PASSWORD, "--grader-user", GRADER]
     out += ["--students-group", STUDENTS_GROUP, "--staff-group", STAFF_GROUP]
     out += ["--students", csv, "--home-base", HOMES, "--repo-venv", Path(sys.executable).parents[1]]
@@ -68,19 +72,29 @@ def fresh(n_students):
     return csv
 
 
-def deploy(n_students=4, extra_args=(), config=""):
-    """Deploy for ``n_students`` students (hub/deploy.py install) -> the settings (hub.json as
-    a dict); ``config`` is appended to the course's nbgrader_config.py."""
+def deploy(n_students=4, extra_args=(), config="", protect=False):
+    """Deploy for ``n_students`` students (hub/deploy.py install; ``protect``: the repository
+    closed to students, as the deployment's default does, until reopen_repo) -> the settings
+    (hub.json as a dict); ``config`` is appended to the course's nbgrader_config.py."""
     csv = fresh(n_students)
-    cmd = [sys.executable, str(REPO / "hub" / "deploy.py"), "install", *options(csv)]
+    was = REPO.stat()
+    cmd = [sys.executable, str(REPO / "hub" / "deploy.py"), "install", *options(csv, protect)]
     r = subprocess.run([*cmd, *extra_args], capture_output=True, text=True, timeout=1800)
     if r.returncode:
         raise RuntimeError(f"hub/deploy.py failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
     settings = json.loads((PREFIX / "hub.json").read_text())
+    settings["repo_was"] = [was.st_gid, was.st_mode & 0o7777]
     if config:
         with open(Path(settings["course"]) / "nbgrader_config.py", "a") as f:
             f.write(config)
     return settings
+
+
+def reopen_repo(settings):
+    """The repository's group and mode as they were before deploy()."""
+    gid, mode = settings["repo_was"]
+    os.chown(REPO, -1, gid)
+    os.chmod(REPO, mode)
 
 
 def up(command, n_students, log, timeout=900):

@@ -25,7 +25,7 @@ def chromium():
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
-    """A failed browser test leaves what the browser showed: _build/hub-test/failure.png and
+    """A failed browser test leaves what the browser showed: /var/tmp/agt-hub/failure.png and
     failure.html (the page's source and address)."""
     report = yield
     driver = getattr(item, "funcargs", {}).get("chromium")

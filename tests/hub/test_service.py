@@ -1,10 +1,13 @@
 """The grading service on a deployment of the course (hub/testbed.py), without the browser:
 students submit with the students' nbgrader, the service grades as its own user, the
-instructor grades finally with the course's commands.
+instructor grades finally with the course's commands. The deployment closes the repository to
+students as hub/deploy.py does by default (group staff, 0750; reopened at the end): the
+service and the instructor work from it, the students cannot enter it.
 
 Each test names the accounts it uses; the attempt limit (4 a day) counts over the module:
 agt-s01 and agt-s02 submit 4 times in all, agt-s03 five times (the fifth is refused)."""
 
+import grp
 import os
 import pwd
 import signal
@@ -26,7 +29,7 @@ S1, S2, S3, S4 = tb.students(4)
 
 @pytest.fixture(scope="module")
 def hub(needs_root, tmp_path_factory):
-    settings = tb.deploy(4, config=f"c.SandboxLimits.wall_s = {WALL_S}\n")
+    settings = tb.deploy(4, config=f"c.SandboxLimits.wall_s = {WALL_S}\n", protect=True)
     tb.open_for_feedback(settings, ["softmax"], attempts=ATTEMPTS)
     tb.release(settings, "softmax")
     log = tmp_path_factory.mktemp("service") / "stdout.log"
@@ -38,6 +41,7 @@ def hub(needs_root, tmp_path_factory):
         yield settings
     finally:
         tb.stop(settings.get("proc", proc))
+        tb.reopen_repo(settings)
 
 
 def restart(hub, sig):
@@ -131,6 +135,20 @@ def test_students_see_nothing_of_each_other_nor_of_the_grader(hub):
     # the service's own account cannot look into a student's home either
     r = tb.as_user(tb.GRADER, ["ls", s1_home], check=False)
     assert r.returncode != 0 and "Permission denied" in r.stderr
+
+
+def test_the_repository_is_closed_to_students_open_to_staff(hub):
+    """--protect-repo (the default): a student reaches the repository's folder (its parents
+    are traversable, the control) but can neither list it nor read a reference solution; the
+    instructor (staff) can, and the grading service grades from it (the other tests)."""
+    info = tb.REPO.stat()
+    assert info.st_mode & 0o777 == 0o750 and grp.getgrgid(info.st_gid).gr_name == tb.STAFF_GROUP
+    assert tb.as_user(S4, ["stat", tb.REPO], check=False).returncode == 0
+    for cmd in (["ls", tb.REPO], ["cat", tb.REPO / "solutions" / "softmax.py"]):
+        r = tb.as_user(S4, cmd, check=False)
+        assert r.returncode != 0 and "Permission denied" in r.stderr, cmd
+    r = tb.as_user(tb.INSTRUCTOR, ["cat", tb.REPO / "solutions" / "softmax.py"], check=False)
+    assert r.returncode == 0 and "def softmax" in r.stdout, r.stderr
 
 
 def test_service_refuses_root_and_readable_student_homes(hub):
