@@ -645,3 +645,113 @@ OPEN = [
 CLOSED = {"causal_tril_on_cpu_then_moved"}
 MISTAKES += [dict(m, says="CPU에 만든 뒤") for m in OPEN if m["name"] in CLOSED]
 OPEN = [m for m in OPEN if m["name"] not in CLOSED]
+
+# correct variants written on 2026-11-28 by an author who saw only the release notebook and
+# the book (loops, library-style code, float64 inside): full marks on first contact
+CORRECT += [
+    {
+        "name": "ok_causal_mask_row_loop",
+        "cell": "causal_mask",
+        "source": """def causal_mask(T, S=None, device=None):
+    '''Build the mask one query row at a time.'''
+    if S is None:
+        S = T
+    keys = torch.arange(S, device=device)
+    rows = [keys <= (i + S - T) for i in range(T)]
+    if not rows:
+        return torch.zeros((0, S), dtype=torch.bool, device=device)
+    return torch.stack(rows)
+""",
+        "why": (
+            "Row i keeps keys j <= i + S - T; stacking the rows gives the same (T, S) bool mask "
+            "on device (T = 0 handled)."
+        ),
+    },
+    {
+        "name": "ok_padding_mask_batch_loop",
+        "cell": "padding_mask",
+        "source": """def padding_mask(lengths, S=None):
+    '''One row per sequence in a Python loop, stacked and unsqueezed.'''
+    if S is None:
+        S = int(lengths.max())
+    pos = torch.arange(S, device=lengths.device)
+    rows = [pos < n for n in lengths]
+    if rows:
+        m = torch.stack(rows)
+    else:
+        m = torch.zeros((0, S), dtype=torch.bool, device=lengths.device)
+    return m[:, None, None, :]
+""",
+        "why": (
+            "Each row compares positions with that sequence's length (a 0-d tensor, no .item()), "
+            "so it works on any device; indexing with None adds the two broadcast dims."
+        ),
+    },
+    {
+        "name": "ok_combine_masks_de_morgan",
+        "cell": "combine_masks",
+        "source": """def combine_masks(*masks):
+    '''AND via De Morgan: a position is kept unless some mask blocks it.'''
+    blocked = None
+    count = 0
+    only = None
+    for m in masks:
+        if m is None:
+            continue
+        count += 1
+        only = m
+        blocked = ~m if blocked is None else (blocked | ~m)
+    if count == 0:
+        return None
+    if count == 1:
+        return only
+    return ~blocked
+""",
+        "why": (
+            "not(any mask blocks) == all masks keep; OR of the blocked masks broadcasts the same "
+            "way as AND of the keep masks."
+        ),
+    },
+    {
+        "name": "ok_causal_attention_fused_qkv_where",
+        "cell": "causal_attention",
+        "source": (
+            "class CausalAttention(nn.Module):\n"
+            "    '''Single-head causal self-attention with dropout on the attention"
+            " weights.'''\n"
+            "\n"
+            "    def __init__(self, d_in, d_out, context_length, dropout, "
+            "qkv_bias=False):\n"
+            "        super().__init__()\n"
+            "        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)\n"
+            "        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)\n"
+            "        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)\n"
+            "        self.dropout = nn.Dropout(dropout)\n"
+            "        self.register_buffer('mask', causal_mask(context_length), "
+            "persistent=False)\n"
+            "\n"
+            "    def forward(self, x):\n"
+            "        lins = (self.W_query, self.W_key, self.W_value)\n"
+            "        w = torch.cat([m.weight for m in lins], dim=0)\n"
+            "        b = None if lins[0].bias is None else torch.cat([m.bias for m "
+            "in lins], dim=0)\n"
+            "        q, k, v = F.linear(x, w, b).chunk(3, dim=-1)\n"
+            "        T = x.shape[-2]\n"
+            "        keep = self.mask[:T, :T]\n"
+            "        scores = torch.einsum('btd,bsd->bts', q, k) / (k.shape[-1] ** "
+            "0.5)\n"
+            "        scores = torch.where(keep, scores, torch.full_like(scores, "
+            "torch.finfo(scores.dtype).min))\n"
+            "        weights = torch.softmax(scores, dim=-1)\n"
+            "        weights = torch.where(keep, weights, "
+            "torch.zeros_like(weights))\n"
+            "        weights = self.dropout(weights)\n"
+            "        return torch.einsum('bts,bsd->btd', weights, v)\n"
+        ),
+        "why": (
+            "One F.linear with the three weight matrices stacked equals the three projections; "
+            "scores, causal fill with finfo.min, softmax, a single self.dropout on the (B, T, T) "
+            "weights, then weights @ v."
+        ),
+    },
+]

@@ -1216,3 +1216,85 @@ class MultiHeadAttention(nn.Module):
 _OPEN_WHY = {}
 OPEN = [dict(m, why=_OPEN_WHY[m["name"]]) for m in MISTAKES if m["name"] in _OPEN_WHY]
 MISTAKES = [m for m in MISTAKES if m["name"] not in _OPEN_WHY]
+
+# correct variants written on 2026-11-28 by an author who saw only the release notebook and
+# the book (loops, library-style code, float64 inside): full marks on first contact
+CORRECT += [
+    {
+        "name": "ok_split_heads_slice_loop",
+        "cell": "split_heads",
+        "source": (
+            "def split_heads(x, num_heads):\n"
+            "    '''Python loop over heads slicing the feature axis.'''\n"
+            "    B, T, d = x.shape\n"
+            "    dh = d // num_heads\n"
+            "    parts = [x[:, :, i * dh:(i + 1) * dh] for i in range(num_heads)]\n"
+            "    return torch.stack(parts, dim=1)\n"
+            "\n"
+            "\n"
+            "def merge_heads(x):\n"
+            "    '''Python loop writing each head into its block of a new (B, T, h "
+            "* d_head) tensor.'''\n"
+            "    B, h, T, dh = x.shape\n"
+            "    out = x.new_empty((B, T, h * dh))\n"
+            "    for i in range(h):\n"
+            "        out[:, :, i * dh:(i + 1) * dh] = x[:, i]\n"
+            "    return out\n"
+        ),
+        "why": (
+            "Explicit slicing per head implements out[b, i, t] = x[b, t, i*d_head:(i+1)*d_head] "
+            "and its inverse; new_empty keeps dtype/device (integers included)."
+        ),
+    },
+    {
+        "name": "ok_mha_head_loop_single_dropout",
+        "cell": "multihead_attention",
+        "source": (
+            "class MultiHeadAttention(nn.Module):\n"
+            "    '''Multi-head attention with one projection per role, split into "
+            "heads.'''\n"
+            "\n"
+            "    def __init__(\n"
+            "        self, d_in, d_out, context_length, dropout, num_heads, "
+            "qkv_bias=False, causal=True\n"
+            "    ):\n"
+            "        super().__init__()\n"
+            "        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)\n"
+            "        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)\n"
+            "        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)\n"
+            "        self.out_proj = nn.Linear(d_out, d_out)\n"
+            "        self.dropout = nn.Dropout(dropout)\n"
+            "        self.h = num_heads\n"
+            "        self.causal = causal\n"
+            "        if self.causal:\n"
+            "            self.register_buffer('mask', causal_mask(context_length), "
+            "persistent=False)\n"
+            "\n"
+            "    def forward(self, x, context=None, mask=None):\n"
+            "        src = context if context is not None else x\n"
+            "        Q, K, V = self.W_query(x), self.W_key(src), self.W_value(src)\n"
+            "        dh = Q.shape[-1] // self.h\n"
+            "        score_list = []\n"
+            "        for i in range(self.h):\n"
+            "            qi = Q[..., i * dh:(i + 1) * dh]\n"
+            "            ki = K[..., i * dh:(i + 1) * dh]\n"
+            "            score_list.append(qi @ ki.transpose(-2, -1) / "
+            "math.sqrt(dh))\n"
+            "        scores = torch.stack(score_list, dim=1)\n"
+            "        keep = mask\n"
+            "        if context is None and self.causal:\n"
+            "            T = Q.shape[1]\n"
+            "            keep = self.mask[:T, :T] if keep is None else keep & "
+            "self.mask[:T, :T]\n"
+            "        weights = self.dropout(masked_softmax(scores, keep))\n"
+            "        outs = [weights[:, i] @ V[..., i * dh:(i + 1) * dh] for i in "
+            "range(self.h)]\n"
+            "        return self.out_proj(torch.cat(outs, dim=-1))\n"
+        ),
+        "why": (
+            "Per-head slices of the big projections are the heads; the per-head scores are "
+            "stacked to (B, h, T, S) so masked_softmax and the single dropout act on the full "
+            "tensor exactly once; concatenating head outputs is merge_heads."
+        ),
+    },
+]

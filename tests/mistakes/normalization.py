@@ -815,3 +815,203 @@ MISTAKES += [
 _OPEN_WHY = {}
 OPEN = [dict(m, why=_OPEN_WHY[m["name"]]) for m in MISTAKES if m["name"] in _OPEN_WHY]
 MISTAKES = [m for m in MISTAKES if m["name"] not in _OPEN_WHY]
+
+# correct variants written on 2026-11-28 by an author who saw only the release notebook and
+# the book (loops, library-style code, float64 inside): full marks on first contact
+CORRECT += [
+    {
+        "name": "ok_layer_norm_flatten_var_mean",
+        "cell": "layer_norm",
+        "source": (
+            "class LayerNorm(nn.Module):\n"
+            "    '''Layer normalization over the trailing dims given by "
+            "normalized_shape (as nn.LayerNorm).'''\n"
+            "\n"
+            "    def __init__(self, normalized_shape, eps=1e-5, "
+            "elementwise_affine=True):\n"
+            "        super().__init__()\n"
+            "        shape = (normalized_shape,) if isinstance(normalized_shape, "
+            "int) else tuple(normalized_shape)\n"
+            "        self.normalized_shape = shape\n"
+            "        self.eps = eps\n"
+            "        self.elementwise_affine = elementwise_affine\n"
+            "        if elementwise_affine:\n"
+            "            self.weight = nn.Parameter(torch.ones(shape))\n"
+            "            self.bias = nn.Parameter(torch.zeros(shape))\n"
+            "        else:\n"
+            "            self.register_parameter('weight', None)\n"
+            "            self.register_parameter('bias', None)\n"
+            "\n"
+            "    def forward(self, x):\n"
+            "        k = len(self.normalized_shape)\n"
+            "        h = x.to(torch.promote_types(x.dtype, torch.float32))\n"
+            "        flat = h.flatten(start_dim=h.dim() - k) if k > 0 else "
+            "h.unsqueeze(-1)\n"
+            "        var, mean = torch.var_mean(flat, dim=-1, correction=0, "
+            "keepdim=True)\n"
+            "        y = ((flat - mean) * torch.rsqrt(var + "
+            "self.eps)).reshape(h.shape)\n"
+            "        if self.weight is not None:\n"
+            "            y = y * self.weight + self.bias\n"
+            "        return y.to(x.dtype)\n"
+        ),
+        "why": (
+            "Flattening the trailing normalized dims and using torch.var_mean(correction=0) gives"
+            " the biased variance of the centred values (no E[x^2]-E[x]^2); rsqrt(var + eps) "
+            "inside the root; affine and dtype rules as specified."
+        ),
+    },
+    {
+        "name": "ok_rms_norm_sum_div_sqrt",
+        "cell": "rms_norm",
+        "source": (
+            "class RMSNorm(nn.Module):\n"
+            "    '''Root-mean-square normalization over the trailing dims (as "
+            "nn.RMSNorm): no mean, no bias.'''\n"
+            "\n"
+            "    def __init__(self, normalized_shape, eps=None, "
+            "elementwise_affine=True):\n"
+            "        super().__init__()\n"
+            "        if isinstance(normalized_shape, int):\n"
+            "            normalized_shape = (normalized_shape,)\n"
+            "        self.normalized_shape = tuple(normalized_shape)\n"
+            "        self.eps = eps\n"
+            "        self.elementwise_affine = elementwise_affine\n"
+            "        self.weight = nn.Parameter(torch.ones(self.normalized_shape)) "
+            "if elementwise_affine else None\n"
+            "\n"
+            "    def forward(self, x):\n"
+            "        dims = tuple(range(x.dim() - len(self.normalized_shape), "
+            "x.dim()))\n"
+            "        n = 1\n"
+            "        for s in self.normalized_shape:\n"
+            "            n *= s\n"
+            "        compute = torch.promote_types(x.dtype, torch.float32)\n"
+            "        h = x.to(compute)\n"
+            "        if self.eps is None:\n"
+            "            eps = torch.finfo(compute).eps\n"
+            "        else:\n"
+            "            eps = self.eps\n"
+            "        rms = torch.sqrt((h * h).sum(dim=dims, keepdim=True) / n + "
+            "eps)\n"
+            "        out = h / rms\n"
+            "        if self.weight is not None:\n"
+            "            out = out * self.weight.to(compute)\n"
+            "        return out.to(x.dtype)\n"
+        ),
+        "why": (
+            "sum(x^2)/n is the mean square; dividing by sqrt(ms + eps) equals multiplying by "
+            "rsqrt; eps default is finfo of the compute dtype (float32, or float64 for float64 "
+            "inputs)."
+        ),
+    },
+    {
+        "name": "ok_feed_forward_erf_formula_matmul",
+        "cell": "feed_forward",
+        "source": (
+            "class FeedForward(nn.Module):\n"
+            "    '''Position-wise FFN: linear2(dropout(gelu(linear1(x)))), x (..., "
+            "d_model) -> (..., d_model).'''\n"
+            "\n"
+            "    def __init__(self, d_model, d_ff, dropout=0.0):\n"
+            "        super().__init__()\n"
+            "        self.linear1 = nn.Linear(d_model, d_ff)\n"
+            "        self.activation = nn.GELU()\n"
+            "        self.dropout = nn.Dropout(dropout)\n"
+            "        self.linear2 = nn.Linear(d_ff, d_model)\n"
+            "\n"
+            "    def forward(self, x):\n"
+            "        h = torch.matmul(x, self.linear1.weight.t()) + "
+            "self.linear1.bias\n"
+            "        h = 0.5 * h * (1.0 + torch.erf(h * (1.0 / math.sqrt(2.0))))\n"
+            "        h = self.dropout(h)\n"
+            "        return torch.matmul(h, self.linear2.weight.t()) + "
+            "self.linear2.bias\n"
+        ),
+        "why": (
+            "x W1^T + b1, the exact GELU 0.5 h (1 + erf(h / sqrt 2)), dropout once on (..., "
+            "d_ff), then h W2^T + b2: the same FFN written out."
+        ),
+    },
+    {
+        "name": "ok_block_explicit_branches",
+        "cell": "transformer_block",
+        "source": (
+            "class TransformerBlock(nn.Module):\n"
+            "    '''Self-attention and FFN sublayers with residual connections and "
+            "LayerNorm.'''\n"
+            "\n"
+            "    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, "
+            "norm_first=True, eps=1e-5):\n"
+            "        super().__init__()\n"
+            "        self.self_attn = MultiHeadAttention(d_model, num_heads, "
+            "dropout)\n"
+            "        self.norm1 = LayerNorm(d_model, eps=eps)\n"
+            "        self.norm2 = LayerNorm(d_model, eps=eps)\n"
+            "        self.ffn = FeedForward(d_model, d_ff, dropout)\n"
+            "        self.dropout1 = nn.Dropout(dropout)\n"
+            "        self.dropout2 = nn.Dropout(dropout)\n"
+            "        self.norm_first = bool(norm_first)\n"
+            "\n"
+            "    def _pre(self, x, mask):\n"
+            "        residual = x\n"
+            "        a = self.self_attn(self.norm1(x), mask=mask)\n"
+            "        x = residual + self.dropout1(a)\n"
+            "        residual = x\n"
+            "        f = self.ffn(self.norm2(x))\n"
+            "        return residual + self.dropout2(f)\n"
+            "\n"
+            "    def _post(self, x, mask):\n"
+            "        a = self.self_attn(x, mask=mask)\n"
+            "        x = self.norm1(torch.add(x, self.dropout1(a)))\n"
+            "        f = self.ffn(x)\n"
+            "        return self.norm2(torch.add(x, self.dropout2(f)))\n"
+            "\n"
+            "    def forward(self, x, mask=None):\n"
+            "        return self._pre(x, mask) if self.norm_first else "
+            "self._post(x, mask)\n"
+        ),
+        "why": (
+            "Separate pre-norm and post-norm methods that follow the table line by line, keeping "
+            "the un-normalised x on the pre-norm residual path."
+        ),
+    },
+    {
+        "name": "ok_block_sequential_list",
+        "cell": "transformer_block",
+        "source": (
+            "class TransformerBlock(nn.Module):\n"
+            "    '''Self-attention and FFN sublayers with residual connections and "
+            "LayerNorm.'''\n"
+            "\n"
+            "    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, "
+            "norm_first=True, eps=1e-5):\n"
+            "        super().__init__()\n"
+            "        self.self_attn = MultiHeadAttention(d_model, num_heads, "
+            "dropout)\n"
+            "        self.norm1 = LayerNorm(d_model, eps=eps)\n"
+            "        self.norm2 = LayerNorm(d_model, eps=eps)\n"
+            "        self.ffn = FeedForward(d_model, d_ff, dropout)\n"
+            "        self.dropout1 = nn.Dropout(dropout)\n"
+            "        self.dropout2 = nn.Dropout(dropout)\n"
+            "        self.norm_first = norm_first\n"
+            "\n"
+            "    def forward(self, x, mask=None):\n"
+            "        steps = (\n"
+            "            (lambda t: self.self_attn(t, mask=mask), self.norm1, "
+            "self.dropout1),\n"
+            "            (self.ffn, self.norm2, self.dropout2),\n"
+            "        )\n"
+            "        for layer, norm, drop in steps:\n"
+            "            if self.norm_first:\n"
+            "                x = x + drop(layer(norm(x)))\n"
+            "            else:\n"
+            "                x = norm(x + drop(layer(x)))\n"
+            "        return x\n"
+        ),
+        "why": (
+            "A loop over the two (sublayer, norm, dropout) triples in order applies exactly the "
+            "table's formulas and the required dropout order."
+        ),
+    },
+]

@@ -949,3 +949,94 @@ CLOSED = {
 }
 MISTAKES += [dict(m, says=CLOSED[m["name"]]) for m in OPEN if m["name"] in CLOSED]
 OPEN = [m for m in OPEN if m["name"] not in CLOSED]
+
+# correct variants written on 2026-11-28 by an author who saw only the release notebook and
+# the book (loops, library-style code, float64 inside): full marks on first contact
+CORRECT += [
+    {
+        "name": "ok_sinusoidal_pair_loop",
+        "cell": "sinusoidal_encoding",
+        "source": """def sinusoidal_encoding(T, d_model, base=10000.0, device=None, dtype=None):
+    '''Python loop over frequency pairs, building the columns one pair at a time.'''
+    if d_model % 2 == 1:
+        raise ValueError('odd d_model')
+    dtype = torch.get_default_dtype() if dtype is None else dtype
+    work = torch.promote_types(dtype, torch.float32)
+    pos = torch.arange(T, device=device, dtype=work)
+    cols = []
+    for i in range(d_model // 2):
+        w = base ** (-(2 * i) / d_model)
+        cols.append(torch.sin(pos * w))
+        cols.append(torch.cos(pos * w))
+    if not cols:
+        return torch.zeros((T, 0), device=device, dtype=dtype)
+    return torch.stack(cols, dim=1).to(dtype)
+""",
+        "why": (
+            "Column 2i is sin(p w_i) and column 2i+1 is cos(p w_i) with w_i = base^(-2i/d) (a "
+            "Python double, used as a scalar in the float32/float64 work dtype); stack(dim=1) "
+            "gives (T, d_model)."
+        ),
+    },
+    {
+        "name": "ok_alibi_slopes_append_loop",
+        "cell": "alibi_slopes",
+        "source": (
+            "def alibi_slopes(num_heads, device=None, dtype=None):\n"
+            "    '''Plain loops: find n by doubling, then append slopes one by "
+            "one.'''\n"
+            "    n = 1\n"
+            "    while n * 2 <= num_heads:\n"
+            "        n *= 2\n"
+            "    values = []\n"
+            "    for k in range(1, n + 1):\n"
+            "        values.append(2.0 ** (-8.0 * k / n))\n"
+            "    k = 1\n"
+            "    while len(values) < num_heads:\n"
+            "        values.append(2.0 ** (-8.0 * k / (2 * n)))\n"
+            "        k += 2\n"
+            "    return torch.tensor(values, device=device, "
+            "dtype=torch.get_default_dtype() if dtype is None else dtype)\n"
+        ),
+        "why": (
+            "Same rule step by step: n = largest power of two <= h; first n slopes 2^(-8k/n), "
+            "then odd k = 1, 3, ... of the 2n sequence until h slopes."
+        ),
+    },
+    {
+        "name": "ok_t5_bucket_threshold_count",
+        "cell": "t5_relative_position_bucket",
+        "source": (
+            "def t5_relative_position_bucket(\n"
+            "    relative_position, bidirectional=True, num_buckets=32, "
+            "max_distance=128\n"
+            "):\n"
+            "    '''Count log-spaced thresholds instead of flooring a log: bucket ="
+            " max_exact + #(thresholds <= n).'''\n"
+            "    rp = relative_position.long()\n"
+            "    nb = num_buckets\n"
+            "    offset = torch.zeros_like(rp)\n"
+            "    if bidirectional:\n"
+            "        nb = nb // 2\n"
+            "        offset = torch.where(rp > 0, torch.full_like(rp, nb), offset)\n"
+            "        n = rp.abs()\n"
+            "    else:\n"
+            "        n = torch.clamp(-rp, min=0)\n"
+            "    max_exact = nb // 2\n"
+            "    steps = nb - max_exact\n"
+            "    thresholds = [max_exact * (max_distance / max_exact) ** (k / "
+            "steps) for k in range(1, steps)]\n"
+            "    thr = torch.tensor(thresholds, dtype=torch.float64, "
+            "device=rp.device)\n"
+            "    passed = (n.unsqueeze(-1).to(torch.float64) >= thr).sum(dim=-1)\n"
+            "    large = torch.clamp(max_exact + passed, max=nb - 1)\n"
+            "    bucket = torch.where(n < max_exact, n, large)\n"
+            "    return (offset + bucket).to(torch.long)\n"
+        ),
+        "why": (
+            "floor(log(n/e)/log(D/e) * (B-e)) >= k exactly when n >= e*(D/e)^(k/(B-e)), so "
+            "counting passed thresholds gives the same log bucket (capped at num_buckets-1); sign"
+            " offset and causal distance follow the HF rule."
+        ),
+    },
+]

@@ -638,3 +638,104 @@ MISTAKES += [
         "says": "log_softmax",
     },
 ]
+
+# correct variants written on 2026-11-28 by an author who saw only the release notebook and
+# the book (loops, library-style code, float64 inside): full marks on first contact
+CORRECT += [
+    {
+        "name": "ok_softmax_row_loop_float64",
+        "cell": "softmax",
+        "source": (
+            "def softmax(x, dim=-1, temperature=1.0):\n"
+            "    '''Row-by-row softmax: move dim last, flatten, loop over rows in "
+            "float64, cast back.'''\n"
+            "    moved = torch.movedim(x, dim, -1)\n"
+            "    shape = moved.shape\n"
+            "    n_rows = 1\n"
+            "    for size in shape[:-1]:\n"
+            "        n_rows *= size\n"
+            "    rows = moved.reshape(n_rows, shape[-1]).to(torch.float64) / "
+            "temperature\n"
+            "    outs = []\n"
+            "    for row in rows:\n"
+            "        if row.numel() == 0:\n"
+            "            outs.append(row)\n"
+            "            continue\n"
+            "        finite = row > float('-inf')\n"
+            "        top = torch.where(finite.any(), row.amax(), torch.zeros((), "
+            "dtype=row.dtype, device=row.device))\n"
+            "        e = torch.where(finite, torch.exp(row - top), "
+            "torch.zeros_like(row))\n"
+            "        total = e.sum()\n"
+            "        outs.append(torch.where(total > 0, e / total, "
+            "torch.zeros_like(e)))\n"
+            "    flat = torch.stack(outs) if outs else rows\n"
+            "    return torch.movedim(flat.reshape(shape), -1, dim).to(x.dtype)\n"
+        ),
+        "why": (
+            "Same stable formula per row (max shift, zero for all -inf rows) via an explicit "
+            "Python loop in float64; result is cast back to x.dtype and moved back to dim."
+        ),
+    },
+    {
+        "name": "ok_log_softmax_slice_loop",
+        "cell": "log_softmax",
+        "source": (
+            "def log_softmax(x, dim=-1):\n"
+            "    '''Loop over the positions along dim: running max first, then the "
+            "running sum of exps.'''\n"
+            "    if x.shape[dim] == 0:\n"
+            "        return x.clone()\n"
+            "    h = x.to(torch.promote_types(x.dtype, torch.float32))\n"
+            "    cols = list(torch.unbind(h, dim=dim))\n"
+            "    m = cols[0]\n"
+            "    for c in cols[1:]:\n"
+            "        m = torch.maximum(m, c)\n"
+            "    total = torch.zeros_like(m)\n"
+            "    for c in cols:\n"
+            "        total = total + torch.exp(c - m)\n"
+            "    return (h - (m + torch.log(total)).unsqueeze(dim)).to(x.dtype)\n"
+        ),
+        "why": (
+            "Explicit Python loop over the reduced axis computing the same max and sum of exp(x -"
+            " max) (in at least float32); log-sum-exp is broadcast back along dim and the result "
+            "cast to x.dtype."
+        ),
+    },
+    {
+        "name": "ok_cross_entropy_flat_loop",
+        "cell": "cross_entropy",
+        "source": (
+            "def cross_entropy(logits, target, ignore_index=-100, "
+            'reduction="mean"):\n'
+            "    '''Flatten to (N, C) and compute each position's loss in a Python "
+            "loop.'''\n"
+            "    C = logits.shape[-1]\n"
+            "    flat = logits.reshape(-1, C)\n"
+            "    tflat = target.reshape(-1)\n"
+            "    losses = []\n"
+            "    kept = 0\n"
+            "    for row, t in zip(flat, tflat):\n"
+            "        if int(t) == ignore_index:\n"
+            "            losses.append(torch.zeros((), dtype=logits.dtype, "
+            "device=logits.device))\n"
+            "            continue\n"
+            "        kept += 1\n"
+            "        m = row.max()\n"
+            "        lse = m + torch.log(torch.exp(row - m).sum())\n"
+            "        losses.append(lse - row[int(t)])\n"
+            "    per_pos = torch.stack(losses).reshape(target.shape) if losses else"
+            " logits.new_zeros(target.shape)\n"
+            '    if reduction == "none":\n'
+            "        return per_pos\n"
+            '    if reduction == "sum":\n'
+            "        return per_pos.sum()\n"
+            "    return per_pos.sum() / torch.tensor(kept, dtype=logits.dtype, "
+            "device=logits.device)\n"
+        ),
+        "why": (
+            "Per-position loss lse(row) - row[t] computed one row at a time; ignored rows give 0 "
+            "and are not counted in the mean."
+        ),
+    },
+]
