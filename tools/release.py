@@ -77,15 +77,25 @@ for root, name in zip(args[::2], args[1::2]):
 """
 
 
+def nbgrader_generate(pairs, cwd, env=None):
+    """nbgrader's generate_assignment for each (course root, assignment) of ``pairs``, in one
+    process (GENERATE), with ``env`` (default: this one's without PYTHONPATH); a failure raises
+    RuntimeError with nbgrader's error and log."""
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    cmd = [sys.executable, "-c", GENERATE, *(str(x) for pair in pairs for x in pair)]
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"nbgrader generate_assignment failed:\n{proc.stderr[-3000:]}")
+
+
 def generate(names, out, root=ROOT):
     """Release notebooks of ``names`` made by nbgrader's generate_assignment, each in its own
     temporary course root (its own gradebook) copied from exercises/, all in one process;
     written to ``out/<a>/<a>.ipynb``."""
     course = Path(root) / "exercises"
     names = list(names)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     with tempfile.TemporaryDirectory() as tmp:
-        args = []
         for name in names:
             course_root = Path(tmp) / name
             course_root.mkdir()
@@ -95,11 +105,7 @@ def generate(names, out, root=ROOT):
                 course_root / "source" / name,
                 ignore=shutil.ignore_patterns(".ipynb_checkpoints"),
             )
-            args += [str(course_root), name]
-        cmd = [sys.executable, "-c", GENERATE, *args]
-        proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RuntimeError(f"nbgrader generate_assignment failed:\n{proc.stderr[-3000:]}")
+        nbgrader_generate([(Path(tmp) / name, name) for name in names], cwd=tmp)
         for name in names:
             made = Path(tmp) / name / "release" / name / f"{name}.ipynb"
             if not made.is_file():
