@@ -30,11 +30,13 @@ SHARED_FIXTURES = {"book": {"built_book", "server", "browser"}, "student": {"stu
 ONE_GROUP = set(SHARED_FIXTURES)
 # the book group first: it runs on one worker, one test after another, while the gradings of
 # test_mistakes and test_redteam (two judges each) can share the other worker and the cores; the
-# hub's browser test (about 2 minutes: a deployment, then Chromium) before the short modules
+# student group (a venv, then every notebook in it: about 4 minutes) and the hub's browser test
+# (about 2 minutes: a deployment, then Chromium) before the short modules
 LONGEST_FIRST = (
     "book",
     "grader/test_mistakes.py",
     "adversarial/test_redteam.py",
+    "student",
     "hub/test_browser.py",
 )
 
