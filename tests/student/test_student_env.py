@@ -144,11 +144,7 @@ def test_students_start_without_alarms(student_env, tmp_path):
     python, env, _ = student_env
     bindir = python.parent
     name = "softmax"
-    folder = tmp_path / name
-    folder.mkdir()
-    shutil.copyfile(
-        release.release_notebooks(ROOT) / name / f"{name}.ipynb", folder / f"{name}.ipynb"
-    )
+    folder = shutil.copytree(release.release_notebooks(ROOT) / name, tmp_path / name)
     config = release.write_student_config(folder)
     assert "course_id" in config.read_text() and config.name == "nbgrader_config.py"
     runs = {
@@ -173,11 +169,7 @@ def test_nbgrader_validate_in_the_student_environment(student_env, tmp_path):
     (tmp_path / "solved" / f"{name}.ipynb").write_bytes(
         (ROOT / "exercises" / "source" / name / f"{name}.ipynb").read_bytes()
     )
-    (tmp_path / "release" / name).mkdir(parents=True)
-    shutil.copyfile(
-        release.release_notebooks(ROOT) / name / f"{name}.ipynb",
-        tmp_path / "release" / name / f"{name}.ipynb",
-    )
+    shutil.copytree(release.release_notebooks(ROOT) / name, tmp_path / "release" / name)
 
     def validate(folder):
         cmd = [str(nbgrader), "validate", f"{name}.ipynb"]
